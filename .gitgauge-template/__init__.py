@@ -1,0 +1,1 @@
+"""Files `gitgauge init` lays down; shipped inside the package as `gitgauge.template`."""

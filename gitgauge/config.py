@@ -1,0 +1,140 @@
+"""Load and validate `gitgauge.yaml` and agent configs.
+
+Every problem becomes a one-line `ConfigError` naming the file and the key, and saying what to do:
+YAML syntax (with its line), an empty file, a missing or mistyped key, an unknown key (with the
+closest known key as a suggestion).
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from gitgauge.errors import ConfigError
+from gitgauge.records import AgentConfig, RepoConfig
+
+CONFIG_FILE = "gitgauge.yaml"
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def load_repo_config(repo_root: Path) -> RepoConfig:
+    path = repo_root / CONFIG_FILE
+    if not path.exists():
+        raise ConfigError(f"{path} not found: run `gitgauge init`, then set testCommand in it")
+    return parse_config_file(path, RepoConfig)
+
+
+def load_agent_config(path: Path) -> AgentConfig:
+    if not path.is_file():
+        raise ConfigError(f"{path}: agent config file not found (check the -c/--config path)")
+    return parse_config_file(path, AgentConfig)
+
+
+def parse_config_file(path: Path, model: type[Model]) -> Model:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text; save it as UTF-8") from None
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read ({error.strerror or error})") from None
+    return parse_config_text(text, model, source=str(path))
+
+
+def parse_config_text(text: str, model: type[Model], *, source: str) -> Model:
+    """Validate YAML `text` against `model`; every failure is a `ConfigError`."""
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        where = f"line {mark.line + 1}" if mark is not None else "somewhere"
+        problem = error.problem or error.context or "syntax error"
+        raise ConfigError(f"{source}: invalid YAML at {where}: {problem}") from None
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{source}: invalid YAML: {' '.join(str(error).split())}") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: invalid YAML: nested too deeply") from None
+    if raw is None:
+        raise ConfigError(f"{source}: the file is empty; {_required_hint(model)}")
+    if not isinstance(raw, dict):
+        raise ConfigError(
+            f"{source}: expected a mapping of keys (like `{_first_required(model)}: ...`), "
+            f"got {_yaml_type(raw)}"
+        )
+    try:
+        return model.model_validate(raw)
+    except ValidationError as error:
+        raise ConfigError(f"{source}: {_describe(error, model)}") from None
+    except (TypeError, ValueError, RecursionError) as error:  # unhashable keys and the like
+        raise ConfigError(f"{source}: invalid configuration ({error})") from None
+
+
+def _describe(error: ValidationError, model: type[BaseModel]) -> str:
+    # An unknown key is usually a typo of a missing one: name the typo, it is the real cause.
+    errors = sorted(error.errors(), key=lambda item: item["type"] != "extra_forbidden")
+    first = errors[0]
+    loc = [str(part) for part in first["loc"]]
+    key = ".".join(loc) or "(top level)"
+    kind = first["type"]
+    value = first.get("input")
+    if kind == "extra_forbidden":
+        known = _known_keys(model, loc[:-1])
+        close = difflib.get_close_matches(loc[-1], known, n=1, cutoff=0.5)
+        hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(known)}"
+        return f"unknown key {key!r} ({hint})"
+    if kind == "missing":
+        return f"missing required key {key!r}"
+    if kind in {"int_type", "int_parsing", "int_from_float"}:
+        return f"{key}: expected a whole number, got {_show(value)}"
+    if kind == "greater_than":
+        return f"{key}: must be greater than 0, got {_show(value)}"
+    if kind == "string_type":
+        return f"{key}: expected a string, got {_show(value)}"
+    if kind == "string_too_short":
+        return f"{key}: must not be empty"
+    if kind in {"list_type"}:
+        return f"{key}: expected a list, got {_show(value)}"
+    if kind in {"model_type", "model_attributes_type", "dict_type"}:
+        return f"{key}: expected a mapping of keys, got {_show(value)}"
+    if kind == "value_error":
+        message = str(first["msg"]).removeprefix("Value error, ")
+        return f"{key}: {message}"
+    return f"{key}: {first['msg']}"
+
+
+def _known_keys(model: type[BaseModel], path: list[str]) -> list[str]:
+    current: type[BaseModel] = model
+    for part in path:
+        field = current.model_fields.get(part)
+        annotation = field.annotation if field is not None else None
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            return []
+        current = annotation
+    return list(current.model_fields)
+
+
+def _required_hint(model: type[BaseModel]) -> str:
+    required = [name for name, field in model.model_fields.items() if field.is_required()]
+    return f"set {', '.join(required)}" if required else "add some keys"
+
+
+def _first_required(model: type[BaseModel]) -> str:
+    required = [name for name, field in model.model_fields.items() if field.is_required()]
+    return required[0] if required else next(iter(model.model_fields))
+
+
+def _yaml_type(value: Any) -> str:
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return f"the text {_show(value)}"
+    return f"{type(value).__name__} {_show(value)}"
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

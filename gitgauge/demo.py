@@ -1,0 +1,124 @@
+"""Build the embedded sample repository that ``gitgauge demo`` mines and runs agents on.
+
+The demo lets a new user watch the whole pipeline (mine, verify, run, report) in well
+under a minute before pointing gitgauge at their own code, and it gives the test suite
+one realistic history whose expected outcome is known commit by commit: three genuine
+bug fixes, and commits that the classifier or the fail-before/pass-after check must
+reject. The history is data in ``demo_sample/history.yaml``; this module only replays it
+with a pinned author and pinned dates, so every build has the same SHAs.
+"""
+
+import datetime
+import importlib.resources
+import json
+import pathlib
+import shlex
+from dataclasses import dataclass
+
+import git
+import yaml
+
+DEMO_FIXES: tuple[str, ...] = (
+    "fix: slugify drops digits",
+    "fix(parser): crash on empty input",
+    "Fix off-by-one error in pagination",
+)
+"""Subjects of the demo commits that ``gitgauge mine`` must turn into tasks."""
+
+DEMO_NON_FIXES: tuple[str, ...] = ("fix: handle None in join",)
+"""Subjects the classifier accepts but verification must reject (passes before the fix)."""
+
+_AUTHOR = git.Actor("gitgauge demo", "demo@example.invalid")
+_FIRST_COMMIT_AT = datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+@dataclass(frozen=True)
+class _DemoCommit:
+    """One step of the sample history, as read from ``history.yaml``."""
+
+    subject: str
+    body: str
+    write: dict[str, str]
+    delete: tuple[str, ...]
+
+    @property
+    def message(self) -> str:
+        if self.body:
+            return f"{self.subject}\n\n{self.body}\n"
+        return f"{self.subject}\n"
+
+
+def _load_history() -> list[_DemoCommit]:
+    manifest = importlib.resources.files("gitgauge") / "demo_sample" / "history.yaml"
+    raw = yaml.safe_load(manifest.read_text(encoding="utf-8"))
+    return [
+        _DemoCommit(
+            subject=str(entry["subject"]),
+            body=str(entry.get("body") or "").strip(),
+            write={str(path): str(text) for path, text in (entry.get("write") or {}).items()},
+            delete=tuple(str(path) for path in entry.get("delete") or ()),
+        )
+        for entry in raw["commits"]
+    ]
+
+
+def build_demo_repo(dest: pathlib.Path) -> None:
+    """Create the demo git repository at ``dest``, which must not exist or be empty.
+
+    Commit ``n`` of the history is authored and committed by
+    ``gitgauge demo <demo@example.invalid>`` at 2024-01-01T00:00Z plus ``n`` hours, on
+    branch ``main``; nothing is read from the user's git identity.
+    """
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise FileExistsError(
+            f"{dest} already exists and is not an empty directory; "
+            "choose a new path for the demo repository"
+        )
+    history = _load_history()
+    dest.mkdir(parents=True, exist_ok=True)
+    repo = git.Repo.init(dest)
+    try:
+        # Name the branch ourselves: init.defaultBranch may say otherwise, and old git
+        # has no --initial-branch.
+        repo.git.symbolic_ref("HEAD", "refs/heads/main")
+        with repo.config_writer() as config:
+            # A global i18n.commitEncoding would add an encoding header and change SHAs.
+            config.set_value("i18n", "commitEncoding", "UTF-8")
+        for hours, step in enumerate(history):
+            if step.delete:
+                repo.index.remove(list(step.delete), working_tree=True)
+            for relative, text in step.write.items():
+                path = dest / relative
+                path.parent.mkdir(parents=True, exist_ok=True)
+                # Bytes, not text mode: LF endings on every platform keep SHAs stable.
+                path.write_bytes(text.encode("utf-8"))
+            if step.write:
+                repo.index.add(list(step.write))
+            when = _FIRST_COMMIT_AT + datetime.timedelta(hours=hours)
+            repo.index.commit(
+                step.message,
+                author=_AUTHOR,
+                committer=_AUTHOR,
+                author_date=when,
+                commit_date=when,
+                # Hooks from a global core.hooksPath must not run or edit the message.
+                skip_hooks=True,
+            )
+    finally:
+        repo.close()
+
+
+def demo_test_command(python: str) -> str:
+    """The demo's testCommand: pytest under the interpreter running gitgauge."""
+    return f"{shlex.quote(python)} -m pytest -q -p no:cacheprovider"
+
+
+def write_demo_config(repo_root: pathlib.Path, *, python: str) -> None:
+    """A gitgauge.yaml for the demo repository (run after `gitgauge init` laid the template)."""
+    text = (
+        "# Written by `gitgauge demo`.\n"
+        f"testCommand: {json.dumps(demo_test_command(python))}\n"
+        "mine:\n  last: 50\n"
+        "timeouts:\n  test: 60000\n  setup: 60000\n  adapter: 60000\n"
+    )
+    (repo_root / "gitgauge.yaml").write_text(text, encoding="utf-8")

@@ -1,0 +1,56 @@
+"""Errors the core raises and the exit codes the CLI maps them to.
+
+Only `cli.py` prints and exits; everything else raises a `GitGaugeError` whose message says what
+happened, to which file/key/commit, and what to do next. This module imports nothing from gitgauge.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Process exit codes, documented in the README."""
+
+    OK = 0
+    ERROR = 1  # an expected error: bad config, not a git repository, unknown task...
+    USAGE = 2  # bad command-line usage (typer/click uses 2 as well)
+    INTERRUPTED = 130  # SIGINT/SIGTERM: 128 + SIGINT, as shells report it
+
+
+class GitGaugeError(Exception):
+    """An expected failure with a one-line, actionable message."""
+
+    exit_code: ExitCode = ExitCode.ERROR
+
+
+class ConfigError(GitGaugeError):
+    """gitgauge.yaml or an agent config is missing, unparsable or invalid."""
+
+
+class NotAGitRepository(GitGaugeError):
+    """The current directory is not inside a git work tree."""
+
+
+class GitError(GitGaugeError):
+    """A git command failed in a way gitgauge cannot work around."""
+
+
+class TaskError(GitGaugeError):
+    """A task file is missing, corrupt, or an id matches nothing."""
+
+
+class UsageError(GitGaugeError):
+    """A flag or argument has a value gitgauge cannot use."""
+
+    exit_code = ExitCode.USAGE
+
+
+class AdapterError(GitGaugeError):
+    """An agent adapter cannot be set up at all (e.g. its binary is missing)."""
+
+
+class Interrupted(GitGaugeError):
+    """The user pressed Ctrl-C or the process got SIGTERM; cleanup has run."""
+
+    exit_code = ExitCode.INTERRUPTED

@@ -1,0 +1,252 @@
+"""The only door to git: GitPython for discovery and reading objects, the git CLI (through
+`gitgauge.process`) for history streaming and worktrees. Returns gitgauge's own small records,
+never GitPython objects.
+"""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import git as gitpython
+
+from gitgauge import process
+from gitgauge.errors import GitError, NotAGitRepository
+
+# Hooks of the user's repository must never run in gitgauge's worktrees (a post-checkout hook
+# could install things, or take minutes). An empty hooks path disables them all.
+_NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
+_COMMIT_MARK = "\x01"
+
+
+@dataclass(frozen=True)
+class ChangedPath:
+    status: str
+    """Git's status letter: A, M, D, R (rename), C (copy), T (type change)."""
+    path: str
+    """The path after the change."""
+    old_path: str | None = None
+    """The path before a rename or copy."""
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    parents: tuple[str, ...]
+    subject: str
+    body: str
+    changes: tuple[ChangedPath, ...] = field(default=())
+
+    @property
+    def paths(self) -> list[str]:
+        """Every path the commit touched, both sides of renames included."""
+        seen: list[str] = []
+        for change in self.changes:
+            for path in (change.old_path, change.path):
+                if path is not None and path not in seen:
+                    seen.append(path)
+        return seen
+
+
+@dataclass(frozen=True)
+class Blob:
+    mode: int
+    data: bytes
+
+    @property
+    def is_symlink(self) -> bool:
+        return stat.S_ISLNK(self.mode)
+
+    @property
+    def is_executable(self) -> bool:
+        return bool(self.mode & 0o111)
+
+
+class Repository:
+    """A git work tree the user runs gitgauge in."""
+
+    def __init__(self, start: Path) -> None:
+        try:
+            self._repo = gitpython.Repo(start, search_parent_directories=True)
+        except (gitpython.InvalidGitRepositoryError, gitpython.NoSuchPathError):
+            raise NotAGitRepository(
+                f"{start} is not inside a git repository: run gitgauge from your repository "
+                "(or `git init` first)"
+            ) from None
+        if self._repo.bare or self._repo.working_tree_dir is None:
+            raise NotAGitRepository(
+                f"{start} is a bare git repository: run gitgauge in a checkout with a work tree"
+            )
+        self.root = Path(self._repo.working_tree_dir).resolve()
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def head_sha(self) -> str | None:
+        """HEAD's commit, or None in a repository without commits."""
+        try:
+            return str(self._repo.head.commit.hexsha)
+        except ValueError:
+            return None
+
+    def is_shallow(self) -> bool:
+        return (Path(self._repo.git_dir) / "shallow").exists() or (
+            Path(self._repo.common_dir) / "shallow"
+        ).exists()
+
+    def shallow_boundary(self) -> set[str]:
+        """Commits whose parents a shallow clone does not have."""
+        shallow = Path(self._repo.common_dir) / "shallow"
+        if not shallow.exists():
+            return set()
+        return {line.strip() for line in shallow.read_text().splitlines() if line.strip()}
+
+    def has_commit(self, sha: str) -> bool:
+        try:
+            self._repo.commit(sha)
+        except (ValueError, gitpython.BadName):
+            return False
+        return True
+
+    def resolve(self, rev: str) -> str:
+        try:
+            return str(self._repo.commit(rev).hexsha)
+        except (ValueError, gitpython.BadName):
+            raise GitError(f"{rev!r} is not a commit of {self.root}") from None
+
+    def read_blob(self, commit: str, path: str) -> Blob | None:
+        """The file at `path` in `commit`, or None when the commit has no such file."""
+        try:
+            entry = self._repo.commit(commit).tree[path]
+        except KeyError:
+            return None
+        if entry.type != "blob":  # a directory or a submodule: not a file we can lay down
+            return None
+        return Blob(mode=int(entry.mode), data=entry.data_stream.read())
+
+    def commit_info(self, sha: str) -> Commit:
+        """One commit with its changes against its first parent."""
+        for commit in self.log(sha, max_count=1):
+            return commit
+        raise GitError(f"commit {sha} not found in {self.root}")
+
+    def log(self, rev: str = "HEAD", *, max_count: int) -> Iterator[Commit]:
+        """Stream the last `max_count` commits of `rev` with their changed paths, newest first.
+
+        One `git log` process for the whole walk; memory stays bounded by one commit.
+        """
+        argv = [
+            "git",
+            "-c",
+            "diff.renames=true",
+            "log",
+            f"--max-count={max_count}",
+            "-z",
+            "-M",
+            "--name-status",
+            "--no-color",
+            "--format=" + _COMMIT_MARK + "%H%x00%P%x00%s%x00%b%x00",
+            rev,
+            "--",
+        ]
+        try:
+            yield from _parse_log(_tokens(process.stream(argv, cwd=self.root)))
+        except process.StreamError as error:
+            raise GitError(f"git log failed in {self.root}: {error.stderr_tail.strip()}") from None
+
+    def diff_names(self, old: str, new: str) -> list[ChangedPath]:
+        result = self.git("diff", "--name-status", "-z", "-M", old, new, "--")
+        tokens = iter(result.split("\0"))
+        return list(_parse_changes(tokens))
+
+    # -- commands ----------------------------------------------------------------------------
+
+    def git(self, *args: str, cwd: Path | None = None) -> str:
+        """Run a git command in the repository (or `cwd`) and return stdout; raise on failure."""
+        result = process.run(["git", *_NO_HOOKS, *args], cwd=cwd or self.root, tail_bytes=None)
+        if not result.ok:
+            detail = result.stderr_tail.strip() or result.start_error or f"exit {result.exit_code}"
+            raise GitError(f"git {' '.join(args)} failed: {detail}")
+        return result.stdout_tail
+
+    def worktree_add(self, path: Path, commit: str) -> None:
+        # --detach: no branch is created in the user's repository.
+        self.git("worktree", "add", "--detach", "--quiet", str(path), commit)
+
+    def worktree_remove(self, path: Path) -> None:
+        # Failure is fine here: a worktree whose directory is already gone is cleaned by prune.
+        process.run(
+            ["git", *_NO_HOOKS, "worktree", "remove", "--force", "--force", str(path)],
+            cwd=self.root,
+        )
+
+    def worktree_prune(self) -> None:
+        process.run(["git", "worktree", "prune"], cwd=self.root)
+
+    def worktree_paths(self) -> list[Path]:
+        output = self.git("worktree", "list", "--porcelain", "-z")
+        prefix = "worktree "
+        return [Path(t[len(prefix) :]) for t in output.split("\0") if t.startswith(prefix)]
+
+
+def _tokens(chunks: Iterator[bytes]) -> Iterator[str]:
+    """NUL-separated tokens of a byte stream, decoded (paths keep undecodable bytes)."""
+    pending = b""
+    for chunk in chunks:
+        pending += chunk
+        *complete, pending = pending.split(b"\0")
+        for token in complete:
+            yield token.decode("utf-8", errors="surrogateescape")
+    if pending:
+        yield pending.decode("utf-8", errors="surrogateescape")
+
+
+def _parse_changes(tokens: Iterator[str]) -> Iterator[ChangedPath]:
+    for token in tokens:
+        status = token.strip("\n")
+        if not status:
+            continue
+        letter = status[0]
+        if letter in "RC":
+            old, new = next(tokens), next(tokens)
+            yield ChangedPath(status=letter, path=new, old_path=old)
+        else:
+            yield ChangedPath(status=letter, path=next(tokens))
+
+
+def _parse_log(tokens: Iterator[str]) -> Iterator[Commit]:
+    """Parse `git log -z --name-status --format=<mark>%H%x00%P%x00%s%x00%b%x00`."""
+    header: list[str] | None = None
+    changes: list[ChangedPath] = []
+
+    def finish(fields: Sequence[str]) -> Commit:
+        sha, parents, subject, body = fields
+        return Commit(
+            sha=sha,
+            parents=tuple(parents.split()),
+            subject=subject,
+            body=body.strip("\n"),
+            changes=tuple(changes),
+        )
+
+    iterator = iter(tokens)
+    for token in iterator:
+        if token.startswith(_COMMIT_MARK):
+            if header is not None:
+                yield finish(header)
+            # The body is read positionally, so a body containing the mark cannot confuse us.
+            header = [token[1:], next(iterator), next(iterator), next(iterator)]
+            changes = []
+            continue
+        status = token.strip("\n")
+        if not status:
+            continue
+        letter = status[0]
+        if letter in "RC":
+            old, new = next(iterator), next(iterator)
+            changes.append(ChangedPath(status=letter, path=new, old_path=old))
+        else:
+            changes.append(ChangedPath(status=letter, path=next(iterator)))
+    if header is not None:
+        yield finish(header)

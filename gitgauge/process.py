@@ -1,0 +1,267 @@
+"""The only door to subprocesses: timeouts, process groups, output capture, a clean environment.
+
+Every child runs in its own session (process group) so a timeout or an interrupt can kill the
+whole tree: test runners and agents spawn children that would otherwise outlive them. Output goes
+to files, never pipes, so a grandchild that keeps a pipe open cannot hang gitgauge.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+TAIL_BYTES = 16 * 1024
+"""How much of a command's output a result keeps (the full output goes to the log file)."""
+
+KILL_GRACE_SECONDS = 2.0
+"""After SIGTERM to a group, how long before SIGKILL."""
+
+# Git reads these from the environment before its own discovery: inherited from a parent that
+# runs inside git (a hook, `git rebase -x`), they would point a worktree's git at another repo.
+_GIT_ENV_VARIABLES = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_GRAFT_FILE",
+    "GIT_SHALLOW_FILE",
+    "GIT_QUARANTINE_PATH",
+)
+
+_live_groups: set[int] = set()
+_live_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What a finished (or killed) command did."""
+
+    exit_code: int | None
+    """None when the command was killed by its timeout or could not start."""
+    timed_out: bool
+    seconds: float
+    stdout_tail: str
+    stderr_tail: str
+    start_error: str | None = None
+    """Why the command could not start (argv form), e.g. the binary is missing."""
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+    @property
+    def failed_to_start(self) -> bool:
+        """The program was not found or not executable (a shell reports 127 / 126)."""
+        return self.start_error is not None or self.exit_code in (126, 127)
+
+    def output_tail(self, limit: int = 4000) -> str:
+        """The last `limit` characters of stdout and stderr together, for a result file."""
+        text = self.stdout_tail
+        if self.stderr_tail:
+            text = f"{text}\n--- stderr ---\n{self.stderr_tail}" if text else self.stderr_tail
+        return text[-limit:]
+
+
+def clean_env(*, cwd: Path | None = None, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The parent environment without git redirections, with PWD set to `cwd`."""
+    env = {k: v for k, v in os.environ.items() if k not in _GIT_ENV_VARIABLES}
+    env.pop("OLDPWD", None)
+    if cwd is not None:
+        env["PWD"] = str(cwd)
+    else:
+        env.pop("PWD", None)
+    if extra:
+        env.update(extra)
+    return env
+
+
+def run(
+    command: str | Sequence[str],
+    *,
+    cwd: Path,
+    timeout_seconds: float | None = None,
+    env: Mapping[str, str] | None = None,
+    stdin_text: str | None = None,
+    stdout_path: Path | None = None,
+    stderr_path: Path | None = None,
+    tail_bytes: int | None = TAIL_BYTES,
+) -> CommandResult:
+    """Run `command` (a string goes through the shell) and wait, killing its group on timeout.
+
+    `env` defaults to `clean_env(cwd=cwd)`. Output is written to `stdout_path`/`stderr_path` when
+    given (kept whole, for logs) or to anonymous temporary files; the result keeps the last
+    `tail_bytes` of each (all of it with None).
+    """
+    shell = isinstance(command, str)
+    environment = dict(env) if env is not None else clean_env(cwd=cwd)
+    started = time.monotonic()
+    with (
+        _output_file(stdout_path) as out,
+        _output_file(stderr_path) as err,
+        _stdin_file(stdin_text) as stdin,
+    ):
+        try:
+            child = subprocess.Popen(
+                command,
+                shell=shell,
+                cwd=cwd,
+                env=environment,
+                stdin=stdin if stdin is not None else subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
+        except OSError as error:
+            return CommandResult(
+                exit_code=None,
+                timed_out=False,
+                seconds=time.monotonic() - started,
+                stdout_tail="",
+                stderr_tail="",
+                start_error=f"{error.strerror or error}: {error.filename or command!r}",
+            )
+        with _live_lock:
+            _live_groups.add(child.pid)
+        timed_out = False
+        try:
+            try:
+                exit_code: int | None = child.wait(timeout=timeout_seconds)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                kill_group(child.pid)
+                child.wait()
+                exit_code = None
+            else:
+                # The leader is gone; children it left behind in its group must not outlive it
+                # (a background server started by a test suite, say).
+                kill_group(child.pid, grace=0.0)
+        except BaseException:
+            # Interrupted while waiting: never leave the child's tree running.
+            kill_group(child.pid, grace=0.0)
+            child.wait()
+            raise
+        finally:
+            with _live_lock:
+                _live_groups.discard(child.pid)
+        seconds = time.monotonic() - started
+        return CommandResult(
+            exit_code=exit_code,
+            timed_out=timed_out,
+            seconds=seconds,
+            stdout_tail=_tail(out, tail_bytes),
+            stderr_tail=_tail(err, TAIL_BYTES),
+        )
+
+
+def kill_group(pgid: int, *, grace: float = KILL_GRACE_SECONDS) -> None:
+    """SIGTERM the process group, then SIGKILL it after `grace` seconds if anything is left."""
+    try:
+        os.killpg(pgid, signal.SIGTERM if grace > 0 else signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        return
+    if grace <= 0:
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.05)
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def kill_all_live_groups() -> int:
+    """Kill every process group still running (on interrupt); returns how many were signalled."""
+    with _live_lock:
+        groups = list(_live_groups)
+    for pgid in groups:
+        kill_group(pgid, grace=0.0)
+    return len(groups)
+
+
+@contextmanager
+def _output_file(path: Path | None) -> Iterator[IO[bytes]]:
+    if path is None:
+        with tempfile.TemporaryFile() as handle:
+            yield handle
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "w+b") as handle:
+            yield handle
+
+
+@contextmanager
+def _stdin_file(text: str | None) -> Iterator[IO[bytes] | None]:
+    # A file, not a pipe: a child that never reads its stdin cannot block us on a full pipe.
+    if text is None:
+        yield None
+        return
+    with tempfile.TemporaryFile() as handle:
+        handle.write(text.encode("utf-8"))
+        handle.seek(0)
+        yield handle
+
+
+def _tail(handle: IO[bytes], limit: int | None = TAIL_BYTES) -> str:
+    handle.flush()
+    size = handle.seek(0, os.SEEK_END)
+    handle.seek(0 if limit is None else max(0, size - limit))
+    return handle.read().decode("utf-8", errors="replace")
+
+
+def stream(argv: Sequence[str], *, cwd: Path, chunk_size: int = 1 << 16) -> Iterator[bytes]:
+    """Yield a command's stdout in chunks as it is produced (for `git log` over long histories).
+
+    Raises `StreamError` with the command's stderr when it exits non-zero.
+    """
+    with tempfile.TemporaryFile() as err:
+        child = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=clean_env(cwd=cwd),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            start_new_session=True,
+        )
+        assert child.stdout is not None
+        try:
+            while chunk := child.stdout.read(chunk_size):
+                yield chunk
+        finally:
+            # Closing early (the consumer stopped) must not leave git running.
+            if child.poll() is None:
+                kill_group(child.pid, grace=0.0)
+            child.stdout.close()
+            exit_code = child.wait()
+        if exit_code != 0:
+            raise StreamError(exit_code, _tail(err))
+
+
+class StreamError(Exception):
+    """A streamed command exited non-zero."""
+
+    def __init__(self, exit_code: int, stderr_tail: str) -> None:
+        super().__init__(f"exit {exit_code}: {stderr_tail.strip()}")
+        self.exit_code = exit_code
+        self.stderr_tail = stderr_tail

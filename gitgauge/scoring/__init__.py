@@ -1,0 +1,1 @@
+"""Scoring an agent's work: diff size, protected files, resolved / regressed."""
