@@ -78,7 +78,10 @@ def mine(
     on_start: Callable[[Commit, int], None] = lambda commit, index: None,
     on_verdict: Callable[[Verdict], None] = lambda verdict: None,
     on_skip: Callable[[Commit, str], None] = lambda commit, why: None,
+    prepare_task: Callable[[Task, Commit], Task] | None = None,
 ) -> MineSummary:
+    """Scan, verify and save. `prepare_task` may rewrite a verified task before it is saved
+    (prompt rewriting); it must not raise for failures it can recover from."""
     count = config.mine.last if last is None else last
     if count <= 0:
         raise UsageError(f"--last must be a positive number of commits, got {count}")
@@ -104,8 +107,9 @@ def mine(
         on_start(candidate.commit, index)
         verdict = verify(repo, candidate.commit, config, warn=warn, extra_env={"GITGAUGE_JOB": "0"})
         if verdict.task is not None:
-            store.save_task(verdict.task)
-            summary.tasks.append(verdict.task)
+            task = prepare_task(verdict.task, candidate.commit) if prepare_task else verdict.task
+            store.save_task(task)
+            summary.tasks.append(task)
             start_failures = 0
         else:
             assert verdict.reason is not None

@@ -1,0 +1,102 @@
+"""The adapter contract: run one agent configuration on one task in a prepared workspace.
+
+An adapter's crash, timeout or unreadable output is data (an `AdapterOutcome` with an
+`error_kind`), not an exception: the run goes on. Only a problem that makes the whole config
+unusable (a missing binary) raises `AdapterError`, from `check()`, before any work starts.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from gitgauge.errors import ConfigError
+from gitgauge.git import Repository
+from gitgauge.records import AgentConfig, ErrorKind, Task
+
+
+@dataclass(frozen=True)
+class AdapterContext:
+    workspace: Path
+    """The checkout of the task's `base` the agent works in."""
+    task: Task
+    repo: Repository
+    """The user's repository (for adapters that read the fix, like `gold`)."""
+    timeout_seconds: float
+    env: Mapping[str, str]
+    """The clean environment for the agent's process (no GIT_DIR, PWD = workspace, ...)."""
+    log_dir: Path
+    """Where the adapter writes the agent's stdout and stderr."""
+
+
+@dataclass(frozen=True)
+class AdapterOutcome:
+    error_kind: ErrorKind | None = None
+    """None when the agent ran to completion; else adapter-exit / adapter-timeout / ..."""
+    error_message: str | None = None
+    seconds: float = 0.0
+    """Wall time of the agent run."""
+    cost_usd: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_creation_input_tokens: int | None = None
+    cache_read_input_tokens: int | None = None
+    num_turns: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error_kind is None
+
+
+class Adapter(ABC):
+    """One agent harness. Subclasses set `name` and register with `@register`."""
+
+    name: ClassVar[str]
+    needs_command: ClassVar[bool] = False
+
+    def __init__(self, config: AgentConfig, *, source: str) -> None:
+        self.config = config
+        self.source = source
+        """The config file, for error messages."""
+
+    def check(self) -> None:  # noqa: B027 - most adapters have nothing to check
+        """Raise `AdapterError` when this config cannot run at all (before any task starts)."""
+
+    @abstractmethod
+    def run(self, context: AdapterContext) -> AdapterOutcome:
+        """Let the agent work in `context.workspace`; never raise for the agent's own failures."""
+
+
+_REGISTRY: dict[str, type[Adapter]] = {}
+
+
+def register(cls: type[Adapter]) -> type[Adapter]:
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def adapter_names() -> list[str]:
+    _load_builtins()
+    return sorted(_REGISTRY)
+
+
+def create(config: AgentConfig, *, source: str) -> Adapter:
+    """The adapter for `config`; an unknown name is a `ConfigError` listing the valid ones."""
+    _load_builtins()
+    cls = _REGISTRY.get(config.adapter)
+    if cls is None:
+        raise ConfigError(
+            f"{source}: adapter: unknown adapter {config.adapter!r} "
+            f"(valid: {', '.join(sorted(_REGISTRY))})"
+        )
+    if cls.needs_command and not (config.command and config.command.strip()):
+        raise ConfigError(f"{source}: command: the {cls.name} adapter requires a command")
+    return cls(config, source=source)
+
+
+def _load_builtins() -> None:
+    # Imported for their @register side effect; here, not at module top, to avoid an import cycle.
+    from gitgauge.adapters import baselines, claude_code, script  # noqa: F401

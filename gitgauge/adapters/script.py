@@ -1,0 +1,39 @@
+"""`adapter: script`: any agent or harness, as a shell command with the prompt in the environment."""
+
+from __future__ import annotations
+
+from gitgauge import process
+from gitgauge.adapters.base import Adapter, AdapterContext, AdapterOutcome, register
+
+
+@register
+class ScriptAdapter(Adapter):
+    name = "script"
+    needs_command = True
+
+    def run(self, context: AdapterContext) -> AdapterOutcome:
+        assert self.config.command is not None
+        env = dict(context.env)
+        env["GITGAUGE_PROMPT"] = context.task.prompt
+        env["GITGAUGE_TASK_ID"] = context.task.id
+        result = process.run(
+            self.config.command,
+            cwd=context.workspace,
+            timeout_seconds=context.timeout_seconds,
+            env=env,
+            stdout_path=context.log_dir / "agent.stdout",
+            stderr_path=context.log_dir / "agent.stderr",
+        )
+        if result.timed_out:
+            return AdapterOutcome(
+                error_kind="adapter-timeout",
+                error_message=f"killed after {context.timeout_seconds:g}s (timeouts.adapter)",
+                seconds=result.seconds,
+            )
+        if not result.ok:
+            return AdapterOutcome(
+                error_kind="adapter-exit",
+                error_message=f"command exited {result.exit_code}: {result.output_tail(300)}",
+                seconds=result.seconds,
+            )
+        return AdapterOutcome(seconds=result.seconds)

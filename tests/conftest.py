@@ -1,0 +1,144 @@
+"""Shared test set-up: every test runs isolated from the developer's machine.
+
+HOME and git's global config point into tmp_path, the Anthropic key is removed, and commits are
+made with pinned names and dates so SHAs are stable. Repositories are built with the git CLI
+directly (never with gitgauge's own git module).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+GITGAUGE = [sys.executable, "-m", "gitgauge"]
+
+
+@pytest.fixture(autouse=True)
+def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for name in (
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_BASE_URL",
+        "GITGAUGE_CLAUDE_BIN",
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    (home / ".gitconfig").write_text(
+        "[user]\n\tname = gitgauge tests\n\temail = tests@gitgauge.invalid\n"
+        "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n",
+        encoding="utf-8",
+    )
+    yield
+
+
+@dataclass
+class GitRepo:
+    """A real repository built with the git CLI, commits at pinned dates."""
+
+    root: Path
+    _tick: int = field(default=0)
+
+    def git(self, *args: str, check: bool = True) -> str:
+        result = subprocess.run(
+            ["git", *args], cwd=self.root, capture_output=True, text=True, check=False
+        )
+        if check and result.returncode != 0:
+            raise AssertionError(f"git {' '.join(args)} failed: {result.stderr}")
+        return result.stdout
+
+    def write(self, path: str, text: str | bytes) -> None:
+        target = self.root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            target.write_bytes(text)
+        else:
+            target.write_text(text, encoding="utf-8")
+
+    def delete(self, path: str) -> None:
+        (self.root / path).unlink()
+
+    def commit(
+        self,
+        subject: str,
+        body: str = "",
+        files: dict[str, str | bytes | None] | None = None,
+    ) -> str:
+        """Write (None: delete) `files`, stage everything, commit; return the full sha."""
+        for path, content in (files or {}).items():
+            if content is None:
+                self.delete(path)
+            else:
+                self.write(path, content)
+        self.git("add", "-A")
+        self._tick += 1
+        stamp = f"2024-01-01T{self._tick // 60:02d}:{self._tick % 60:02d}:00+00:00"
+        env = dict(os.environ, GIT_AUTHOR_DATE=stamp, GIT_COMMITTER_DATE=stamp)
+        message = f"{subject}\n\n{body}" if body else subject
+        subprocess.run(
+            ["git", "commit", "-q", "--allow-empty", "--no-verify", "-m", message],
+            cwd=self.root,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+        return self.git("rev-parse", "HEAD").strip()
+
+    def snapshot(self) -> dict[str, str]:
+        """What must not change while gitgauge works: HEAD, branches, index, tree, stash, worktrees."""
+        return {
+            "head": self.git("rev-parse", "HEAD", check=False),
+            "symbolic": self.git("symbolic-ref", "-q", "HEAD", check=False),
+            "branches": self.git("for-each-ref", "refs/heads", "refs/tags"),
+            "status": self.git("status", "--porcelain", "--untracked-files=all", "--ignored"),
+            "index": self.git("ls-files", "-s"),
+            "stash": self.git("stash", "list"),
+            "worktrees": self.git("worktree", "list", "--porcelain"),
+        }
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path) -> GitRepo:
+    root = tmp_path / "repo"
+    root.mkdir()
+    repo = GitRepo(root)
+    repo.git("init", "-q", "-b", "main")
+    return repo
+
+
+def run_gitgauge(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """Run the real CLI as a user would (`python -m gitgauge ...`)."""
+    return subprocess.run(
+        [*GITGAUGE, *args],
+        cwd=cwd,
+        env=env if env is not None else dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+@pytest.fixture
+def no_stray_worktrees() -> Iterator[None]:
+    """Fail when a test leaves a gitgauge temporary directory behind."""
+    import tempfile
+
+    before = set(Path(tempfile.gettempdir()).glob("gitgauge-wt-*"))
+    yield
+    after = set(Path(tempfile.gettempdir()).glob("gitgauge-wt-*"))
+    assert after <= before, f"gitgauge left temporary worktrees: {sorted(after - before)}"
