@@ -97,7 +97,7 @@ class GitRepo:
         return self.git("rev-parse", "HEAD").strip()
 
     def snapshot(self) -> dict[str, str]:
-        """What must not change while gitgauge works: HEAD, branches, index, tree, stash, worktrees."""
+        """What gitgauge must never change: HEAD, branches, index, tree, stash, worktrees."""
         return {
             "head": self.git("rev-parse", "HEAD", check=False),
             "symbolic": self.git("symbolic-ref", "-q", "HEAD", check=False),

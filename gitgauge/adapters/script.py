@@ -1,4 +1,4 @@
-"""`adapter: script`: any agent or harness, as a shell command with the prompt in the environment."""
+"""`adapter: script`: any agent or harness, as a shell command; the prompt is in its env."""
 
 from __future__ import annotations
 
