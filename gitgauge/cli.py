@@ -5,6 +5,7 @@ This is the only module that prints for the user or exits; the core raises `GitG
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -12,12 +13,13 @@ from typing import Annotated, NoReturn, TypeVar
 
 import typer
 
-from gitgauge import __version__
+from gitgauge import __version__, interrupt, process
 from gitgauge.config import load_repo_config
-from gitgauge.errors import ExitCode, GitGaugeError
+from gitgauge.errors import ExitCode, GitGaugeError, UsageError
 from gitgauge.git import Commit, Repository
 from gitgauge.init import init as init_repository
-from gitgauge.mine import MineSummary
+from gitgauge.lock import exclusive
+from gitgauge.mine import MineEvents, MineSummary
 from gitgauge.mine import mine as mine_history
 from gitgauge.store import Store
 from gitgauge.verify import REJECT_REASONS, Verdict
@@ -51,15 +53,49 @@ def _fail(error: GitGaugeError) -> NoReturn:
     raise typer.Exit(int(error.exit_code))
 
 
-def _guarded(action: Callable[[], T]) -> T:
-    """Run a use case; expected errors become one line on stderr and their exit code."""
+def _guarded(action: Callable[[], T], *, resume_hint: str | None = None) -> T:
+    """Run a use case; expected errors become one line on stderr and their exit code; Ctrl-C
+    and SIGTERM end in exit 130 with a line saying how to continue."""
+    interrupt.install()
     try:
-        return action()
+        try:
+            return action()
+        finally:
+            # Whatever happened, no child process group outlives gitgauge.
+            process.cancel_all()
     except GitGaugeError as error:
         _fail(error)
     except KeyboardInterrupt:
-        print("gitgauge: interrupted; temporary worktrees were removed", file=sys.stderr)
+        hint = f"; {resume_hint}" if resume_hint else ""
+        print(
+            f"gitgauge: interrupted; temporary worktrees were removed{hint}",
+            file=sys.stderr,
+            flush=True,
+        )
         raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
+
+
+_JOBS_OPTION = typer.Option(
+    "--jobs",
+    "-j",
+    help="How many to run at once (a number, or `auto` for the number of CPUs). Default 1: "
+    "test suites must allow it (no fixed ports, no shared paths outside the worktree).",
+)
+_WAIT_OPTION = typer.Option(
+    "--wait", help="Wait for another gitgauge command using .gitgauge/ instead of failing."
+)
+
+
+def _parse_jobs(value: str) -> int:
+    if value.strip().lower() == "auto":
+        return os.cpu_count() or 1
+    try:
+        jobs = int(value)
+    except ValueError:
+        raise UsageError(f"--jobs must be a positive number or `auto`, got {value!r}") from None
+    if jobs <= 0:
+        raise UsageError(f"--jobs must be a positive number or `auto`, got {value!r}")
+    return jobs
 
 
 def _version_callback(value: bool) -> None:
@@ -107,30 +143,50 @@ def mine(
         bool,
         typer.Option("--require-body", help="Skip candidates whose commit body is title-only."),
     ] = False,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Judge again candidates an earlier mine already judged."),
+    ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="List the candidates; verify nothing."),
+    ] = False,
+    jobs: Annotated[str, _JOBS_OPTION] = "1",
+    wait: Annotated[bool, _WAIT_OPTION] = False,
 ) -> None:
     """Find bug-fix commits, prove each fails before and passes after, save them as tasks."""
 
     def action() -> MineSummary:
         repo = Repository(Path.cwd())
         config = load_repo_config(repo.root)
-        remove_stale(repo, report=_warn)
-        progress = _MineProgress()
-        summary = mine_history(
-            repo,
-            config,
-            Store(repo.root),
-            last=last,
-            require_body=require_body,
-            warn=_warn,
-            on_start=progress.start,
-            on_verdict=progress.verdict,
-            on_skip=progress.skip,
-        )
-        progress.clear()
-        _print_mine_summary(summary, Store(repo.root))
+        store = Store(repo.root)
+        job_count = _parse_jobs(jobs)
+        with exclusive(store.root, command="gitgauge mine", wait=wait, on_wait=_warn):
+            remove_stale(repo, report=_warn)
+            progress = _MineProgress()
+            try:
+                summary = mine_history(
+                    repo,
+                    config,
+                    store,
+                    last=last,
+                    require_body=require_body,
+                    force=force,
+                    dry_run=dry_run,
+                    jobs=job_count,
+                    warn=_warn,
+                    events=progress.events(),
+                )
+            finally:
+                progress.clear()
+        _print_mine_summary(summary, store)
         return summary
 
-    _guarded(action)
+    _guarded(
+        action,
+        resume_hint="run `gitgauge mine` again: verified tasks are saved and "
+        "judged candidates are remembered",
+    )
 
 
 class _MineProgress:
@@ -140,7 +196,10 @@ class _MineProgress:
         self.tty = sys.stdout.isatty()
         self.shown = False
 
-    def start(self, commit: Commit, index: int) -> None:
+    def events(self) -> MineEvents:
+        return MineEvents(on_start=self.start, on_verdict=self.verdict, on_skip=self.skip)
+
+    def start(self, commit: Commit) -> None:
         if self.tty:
             sys.stdout.write(f"\r\033[Kverifying {commit.sha[:8]} {commit.subject[:60]}")
             sys.stdout.flush()
@@ -177,6 +236,8 @@ def _print_mine_summary(summary: MineSummary, store: Store) -> None:
     _say(f"candidates:        {summary.candidates}")
     if summary.already_mined:
         _say(f"  already mined:   {summary.already_mined}")
+    if summary.judged_before:
+        _say(f"  judged before:   {summary.judged_before} (--force judges them again)")
     _say(f"  skipped (title-only): {summary.skipped_title_only}")
     _say(
         f"verified:          {len(summary.tasks)} "
@@ -227,9 +288,7 @@ def demo(
             config,
             Store(repo.root),
             warn=_warn,
-            on_start=progress.start,
-            on_verdict=progress.verdict,
-            on_skip=progress.skip,
+            events=progress.events(),
         )
         progress.clear()
         _print_mine_summary(summary, Store(repo.root))

@@ -5,10 +5,13 @@ never GitPython objects.
 
 from __future__ import annotations
 
+import hashlib
 import stat
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import git as gitpython
 
@@ -19,6 +22,21 @@ from gitgauge.errors import GitError, NotAGitRepository
 # could install things, or take minutes). An empty hooks path disables them all.
 _NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
 _COMMIT_MARK = "\x01"
+
+
+def fingerprint(root: Path) -> str:
+    """A stable name for a repository path that does not reveal the path."""
+    return hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:24]
+
+
+class WorktreeHost(Protocol):
+    """A repository that worktrees can be added to: the user's, or an isolated history copy."""
+
+    root: Path
+
+    def worktree_add(self, path: Path, commit: str) -> None: ...
+    def worktree_remove(self, path: Path) -> None: ...
+    def worktree_prune(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -68,8 +86,11 @@ class Repository:
     """A git work tree the user runs gitgauge in."""
 
     def __init__(self, start: Path) -> None:
+        # GitPython keeps a persistent `git cat-file` per Repo object, which is not safe to share
+        # between threads (`-j`): each thread gets its own.
+        self._local = threading.local()
         try:
-            self._repo = gitpython.Repo(start, search_parent_directories=True)
+            self._local.repo = gitpython.Repo(start, search_parent_directories=True)
         except (gitpython.InvalidGitRepositoryError, gitpython.NoSuchPathError):
             raise NotAGitRepository(
                 f"{start} is not inside a git repository: run gitgauge from your repository "
@@ -80,6 +101,13 @@ class Repository:
                 f"{start} is a bare git repository: run gitgauge in a checkout with a work tree"
             )
         self.root = Path(self._repo.working_tree_dir).resolve()
+
+    @property
+    def _repo(self) -> gitpython.Repo:
+        repo = getattr(self._local, "repo", None)
+        if repo is None:
+            repo = self._local.repo = gitpython.Repo(self.root)
+        return repo
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -160,6 +188,24 @@ class Repository:
         tokens = iter(result.split("\0"))
         return list(_parse_changes(tokens))
 
+    def diff_text(self, old: str, new: str, paths: Sequence[str]) -> str:
+        """The unified diff of `paths` between two commits (renames detected; no external diff
+        or textconv drivers of the user's config; paths taken literally, never as globs)."""
+        if not paths:
+            return ""
+        return self.git(
+            "--literal-pathspecs",
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "-M",
+            old,
+            new,
+            "--",
+            *paths,
+        )
+
     # -- commands ----------------------------------------------------------------------------
 
     def git(self, *args: str, cwd: Path | None = None) -> str:
@@ -170,6 +216,34 @@ class Repository:
             raise GitError(f"git {' '.join(args)} failed: {detail}")
         return result.stdout_tail
 
+    def checkout_state(self) -> str:
+        """A digest of what an agent must never change in the user's checkout: HEAD, branches,
+        tags, stash, index, and the working tree (tracked changes and untracked files)."""
+        digest = hashlib.sha256()
+        for args in (
+            ("rev-parse", "--verify", "-q", "HEAD"),
+            ("symbolic-ref", "-q", "HEAD"),
+            (
+                "for-each-ref",
+                "--format=%(refname) %(objectname)",
+                "refs/heads",
+                "refs/tags",
+                "refs/stash",
+            ),
+            ("ls-files", "--stage"),
+            ("status", "--porcelain=v1", "-z", "--untracked-files=all"),
+            ("diff", "--no-ext-diff", "--binary", "HEAD"),
+        ):
+            result = process.run(["git", *args], cwd=self.root, tail_bytes=None)
+            digest.update(repr(args).encode())
+            digest.update(str(result.exit_code).encode())
+            digest.update(result.stdout_tail.encode("utf-8", "surrogateescape"))
+            if args[0] == "status":  # untracked files' contents are in no git output: stat them
+                for entry in result.stdout_tail.split("\0"):
+                    if entry.startswith("?? "):
+                        digest.update(_stat_key(self.root / entry[3:]).encode())
+        return digest.hexdigest()
+
     def worktree_add(self, path: Path, commit: str) -> None:
         # --detach: no branch is created in the user's repository.
         self.git("worktree", "add", "--detach", "--quiet", str(path), commit)
@@ -179,10 +253,11 @@ class Repository:
         process.run(
             ["git", *_NO_HOOKS, "worktree", "remove", "--force", "--force", str(path)],
             cwd=self.root,
+            cleanup=True,
         )
 
     def worktree_prune(self) -> None:
-        process.run(["git", "worktree", "prune"], cwd=self.root)
+        process.run(["git", "worktree", "prune"], cwd=self.root, cleanup=True)
 
     def worktree_paths(self) -> list[Path]:
         output = self.git("worktree", "list", "--porcelain", "-z")
@@ -250,3 +325,65 @@ def _parse_log(tokens: Iterator[str]) -> Iterator[Commit]:
             changes.append(ChangedPath(status=letter, path=next(iterator)))
     if header is not None:
         yield finish(header)
+
+
+class HistoryCopy:
+    """A bare repository gitgauge made that holds only the history up to one commit.
+
+    Agents work in worktrees of it: no ref, reflog, object or alternate of it reaches the user's
+    later commits (the fix), and the worktree's `.git` file points here, not at the user's
+    repository.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    @classmethod
+    def create(cls, source: Repository, commit: str, root: Path) -> HistoryCopy:
+        """Copy the objects reachable from `commit` (and nothing else) into a new bare repo."""
+        _git_ok(["git", "init", "--bare", "--quiet", str(root)], cwd=root.parent)
+        # One pack of exactly the commits, trees and blobs reachable from `commit`.
+        pack_base = root / "objects" / "pack" / "pack"
+        result = process.run(
+            ["git", "pack-objects", "--revs", "--quiet", str(pack_base)],
+            cwd=source.root,
+            stdin_text=f"{commit}\n",
+        )
+        if not result.ok:
+            raise GitError(f"could not copy history up to {commit[:12]}: {result.stderr_tail}")
+        copy = cls(root)
+        _git_ok(["git", "update-ref", "refs/heads/main", commit], cwd=root)
+        _git_ok(["git", "symbolic-ref", "HEAD", "refs/heads/main"], cwd=root)
+        return copy
+
+    def worktree_add(self, path: Path, commit: str) -> None:
+        _git_ok(
+            ["git", *_NO_HOOKS, "worktree", "add", "--detach", "--quiet", str(path), commit],
+            cwd=self.root,
+        )
+
+    def worktree_remove(self, path: Path) -> None:
+        process.run(
+            ["git", *_NO_HOOKS, "worktree", "remove", "--force", "--force", str(path)],
+            cwd=self.root,
+            cleanup=True,
+        )
+
+    def worktree_prune(self) -> None:
+        process.run(["git", "worktree", "prune"], cwd=self.root, cleanup=True)
+
+
+def _stat_key(path: Path) -> str:
+    try:
+        info = path.lstat()
+    except OSError:
+        return f"{path}:missing"
+    return f"{path}:{info.st_size}:{info.st_mtime_ns}"
+
+
+def _git_ok(argv: list[str], *, cwd: Path) -> str:
+    result = process.run(argv, cwd=cwd, tail_bytes=None)
+    if not result.ok:
+        detail = result.stderr_tail.strip() or result.start_error or f"exit {result.exit_code}"
+        raise GitError(f"{' '.join(argv[:3])} failed: {detail}")
+    return result.stdout_tail

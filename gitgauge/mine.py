@@ -1,24 +1,33 @@
 """`gitgauge mine`: one streamed `git log` pass picks candidates by subject and touched paths, then
-each candidate is verified in throwaway worktrees and saved as a task.
+each candidate is verified in throwaway worktrees (several at once with `jobs > 1`) and saved as a
+task. Every verdict is remembered, so the next `mine` verifies only new candidates.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import queue
 from collections import Counter
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 
-from gitgauge import classify
+from gitgauge import classify, process
 from gitgauge.errors import ConfigError, GitError, UsageError
 from gitgauge.git import Commit, Repository
-from gitgauge.records import RepoConfig, Task
-from gitgauge.store import Store
+from gitgauge.records import PromptQuality, RepoConfig, Task
+from gitgauge.store import Store, atomic_write_json
 from gitgauge.verify import Verdict, verify
 from gitgauge.worktree import Warn
 
 # Stop early when the test command cannot even start this many times in a row with no success:
 # the command is wrong, and verifying 200 candidates will not make it right.
 START_FAILURES_BEFORE_GIVING_UP = 3
+
+# Not remembered: a command that could not start says nothing about the commit.
+_NOT_REMEMBERED = frozenset({"test command failed to start"})
 
 
 @dataclass
@@ -28,6 +37,9 @@ class MineSummary:
     roots: int = 0
     candidates: int = 0
     already_mined: int = 0
+    judged_before: int = 0
+    """Candidates rejected (or verified and since deleted) by an earlier mine with the same
+    commands; `--force` judges them again."""
     skipped_title_only: int = 0
     rejected: Counter[str] = field(default_factory=Counter)
     tasks: list[Task] = field(default_factory=list)
@@ -44,7 +56,7 @@ class MineSummary:
 @dataclass(frozen=True)
 class Candidate:
     commit: Commit
-    quality: str
+    quality: PromptQuality
 
 
 def find_candidates(repo: Repository, *, last: int, summary: MineSummary) -> Iterator[Candidate]:
@@ -67,6 +79,21 @@ def find_candidates(repo: Repository, *, last: int, summary: MineSummary) -> Ite
         yield Candidate(commit, classify.prompt_quality(commit.body))
 
 
+def judgement_key(sha: str, config: RepoConfig) -> str:
+    """A verdict holds for one commit under one testCommand/setupCommand/link set."""
+    commands = json.dumps([config.testCommand, config.setupCommand, config.worktree.link])
+    return f"{sha}-{hashlib.sha256(commands.encode()).hexdigest()[:12]}"
+
+
+@dataclass(frozen=True)
+class MineEvents:
+    """Callbacks for progress output (the CLI renders them)."""
+
+    on_start: Callable[[Commit], None] = lambda commit: None
+    on_verdict: Callable[[Verdict], None] = lambda verdict: None
+    on_skip: Callable[[Commit, str], None] = lambda commit, why: None
+
+
 def mine(
     repo: Repository,
     config: RepoConfig,
@@ -74,17 +101,22 @@ def mine(
     *,
     last: int | None = None,
     require_body: bool = False,
+    force: bool = False,
+    dry_run: bool = False,
+    jobs: int = 1,
     warn: Warn,
-    on_start: Callable[[Commit, int], None] = lambda commit, index: None,
-    on_verdict: Callable[[Verdict], None] = lambda verdict: None,
-    on_skip: Callable[[Commit, str], None] = lambda commit, why: None,
+    events: MineEvents | None = None,
     prepare_task: Callable[[Task, Commit], Task] | None = None,
 ) -> MineSummary:
     """Scan, verify and save. `prepare_task` may rewrite a verified task before it is saved
-    (prompt rewriting); it must not raise for failures it can recover from."""
+    (prompt rewriting); it must not raise for failures it can recover from. With `dry_run`,
+    candidates are reported through `on_skip` and nothing is verified."""
+    events = events or MineEvents()
     count = config.mine.last if last is None else last
     if count <= 0:
         raise UsageError(f"--last must be a positive number of commits, got {count}")
+    if jobs <= 0:
+        raise UsageError(f"--jobs must be a positive number, got {jobs}")
     if repo.head_sha() is None:
         raise GitError(f"{repo.root} has no commits yet: there is no history to mine")
 
@@ -93,32 +125,36 @@ def mine(
     # Candidates are few compared with commits: holding them keeps memory bounded by candidates.
     to_verify: list[Candidate] = []
     for candidate in find_candidates(repo, last=count, summary=summary):
-        if candidate.commit.sha in mined:
+        sha = candidate.commit.sha
+        earlier = None if force else store.load_judgement(judgement_key(sha, config))
+        if sha in mined:
             summary.already_mined += 1
-            on_skip(candidate.commit, "already mined")
+            events.on_skip(candidate.commit, "already mined")
+        elif earlier is not None:
+            summary.judged_before += 1
+            events.on_skip(candidate.commit, f"judged before: {earlier}")
         elif require_body and candidate.quality == "title-only":
             summary.skipped_title_only += 1
-            on_skip(candidate.commit, "skipped: title-only (--require-body)")
+            events.on_skip(candidate.commit, "skipped: title-only (--require-body)")
+        elif dry_run:
+            events.on_skip(candidate.commit, f"candidate ({candidate.quality})")
         else:
             to_verify.append(candidate)
 
     start_failures = 0
-    for index, candidate in enumerate(to_verify):
-        on_start(candidate.commit, index)
-        verdict = verify(repo, candidate.commit, config, warn=warn, extra_env={"GITGAUGE_JOB": "0"})
+    for verdict in _verify_all(repo, config, to_verify, jobs=jobs, warn=warn, events=events):
         if verdict.task is not None:
-            task = prepare_task(verdict.task, candidate.commit) if prepare_task else verdict.task
+            task = prepare_task(verdict.task, verdict.commit) if prepare_task else verdict.task
             store.save_task(task)
             summary.tasks.append(task)
             start_failures = 0
         else:
             assert verdict.reason is not None
             summary.rejected[verdict.reason] += 1
-            if verdict.reason == "test command failed to start":
-                start_failures += 1
-            else:
-                start_failures = 0
-        on_verdict(verdict)
+            start_failures = start_failures + 1 if verdict.reason in _NOT_REMEMBERED else 0
+        if verdict.reason not in _NOT_REMEMBERED:
+            _remember(store, config, verdict)
+        events.on_verdict(verdict)
         if start_failures >= min(START_FAILURES_BEFORE_GIVING_UP, len(to_verify)):
             raise ConfigError(
                 f"testCommand {config.testCommand!r} failed to start (not found or not "
@@ -126,3 +162,62 @@ def mine(
                 "gitgauge.yaml"
             )
     return summary
+
+
+def _verify_all(
+    repo: Repository,
+    config: RepoConfig,
+    candidates: list[Candidate],
+    *,
+    jobs: int,
+    warn: Warn,
+    events: MineEvents,
+) -> Iterator[Verdict]:
+    """Verify candidates on `jobs` threads; yield verdicts in candidate order, whatever finishes
+    first, so output and saved tasks do not depend on `jobs`."""
+    if not candidates:
+        return
+    # GITGAUGE_JOB slots: a test suite can derive a free port or database name from it.
+    slots: queue.Queue[int] = queue.Queue()
+    for slot in range(jobs):
+        slots.put(slot)
+
+    def judge(candidate: Candidate) -> Verdict:
+        slot = slots.get()
+        try:
+            events.on_start(candidate.commit)
+            env = {"GITGAUGE_JOB": str(slot)}
+            return verify(repo, candidate.commit, config, warn=warn, extra_env=env)
+        finally:
+            slots.put(slot)
+
+    executor = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="gitgauge-verify")
+    futures: list[Future[Verdict]] = [executor.submit(judge, c) for c in candidates]
+    try:
+        for future in futures:
+            yield future.result()
+    except BaseException:
+        # Interrupted, or the consumer stopped (an error): start nothing new, kill what runs,
+        # and wait for the workers to remove their worktrees.
+        for future in futures:
+            future.cancel()
+        process.cancel_all()
+        executor.shutdown(wait=True, cancel_futures=True)
+        process.clear_cancel()
+        raise
+    executor.shutdown(wait=True)
+
+
+def _remember(store: Store, config: RepoConfig, verdict: Verdict) -> None:
+    record = {
+        "fix": verdict.commit.sha,
+        "subject": verdict.commit.subject,
+        "verdict": "verified" if verdict.task is not None else "rejected",
+        "reason": verdict.reason,
+        "detail": verdict.detail,
+        "task": verdict.task.id if verdict.task is not None else None,
+        "testCommand": config.testCommand,
+        "setupCommand": config.setupCommand,
+        "judgedAt": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    atomic_write_json(store.judgement_path(judgement_key(verdict.commit.sha, config)), record)

@@ -46,6 +46,11 @@ _GIT_ENV_VARIABLES = (
 
 _live_groups: set[int] = set()
 _live_lock = threading.Lock()
+_cancelled = threading.Event()
+
+
+class Cancelled(KeyboardInterrupt):
+    """Raised instead of starting a command after an interrupt (in any thread)."""
 
 
 @dataclass(frozen=True)
@@ -101,13 +106,17 @@ def run(
     stdout_path: Path | None = None,
     stderr_path: Path | None = None,
     tail_bytes: int | None = TAIL_BYTES,
+    cleanup: bool = False,
 ) -> CommandResult:
     """Run `command` (a string goes through the shell) and wait, killing its group on timeout.
 
     `env` defaults to `clean_env(cwd=cwd)`. Output is written to `stdout_path`/`stderr_path` when
     given (kept whole, for logs) or to anonymous temporary files; the result keeps the last
-    `tail_bytes` of each (all of it with None).
+    `tail_bytes` of each (all of it with None). After `cancel_all()`, only `cleanup` commands
+    (removing worktrees) still start; others raise `Cancelled`.
     """
+    if _cancelled.is_set() and not cleanup:
+        raise Cancelled
     shell = isinstance(command, str)
     environment = dict(env) if env is not None else clean_env(cwd=cwd)
     started = time.monotonic()
@@ -138,6 +147,9 @@ def run(
             )
         with _live_lock:
             _live_groups.add(child.pid)
+            cancelled_meanwhile = _cancelled.is_set() and not cleanup
+        if cancelled_meanwhile:
+            kill_group(child.pid, grace=0.0)
         timed_out = False
         try:
             try:
@@ -190,13 +202,23 @@ def kill_group(pgid: int, *, grace: float = KILL_GRACE_SECONDS) -> None:
         pass
 
 
-def kill_all_live_groups() -> int:
-    """Kill every process group still running (on interrupt); returns how many were signalled."""
+def cancel_all() -> int:
+    """After an interrupt: start nothing new and kill every running group; returns how many."""
     with _live_lock:
+        _cancelled.set()
         groups = list(_live_groups)
     for pgid in groups:
         kill_group(pgid, grace=0.0)
     return len(groups)
+
+
+def clear_cancel() -> None:
+    """Allow commands again once everything cancelled has been cleaned up."""
+    _cancelled.clear()
+
+
+def is_cancelled() -> bool:
+    return _cancelled.is_set()
 
 
 @contextmanager

@@ -6,20 +6,36 @@ crash or a full disk leaves either the old file or the new one, never half of on
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
+import secrets
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from gitgauge.errors import GitGaugeError, TaskError
-from gitgauge.records import TASK_SCHEMA_VERSION, Task
+from gitgauge.records import (
+    MANIFEST_SCHEMA_VERSION,
+    RESULT_SCHEMA_VERSION,
+    TASK_SCHEMA_VERSION,
+    RunManifest,
+    RunResult,
+    Task,
+)
 
 STATE_DIR = ".gitgauge"
+RUN_TIMESTAMP_FORMAT = "%Y%m%dT%H%M%SZ"
+_SAFE_DIR_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+Record = TypeVar("Record", bound=BaseModel)
 
 
 class StorageError(GitGaugeError):
@@ -76,6 +92,7 @@ class Store:
         self.root = repo_root / STATE_DIR
         self.tasks_dir = self.root / "tasks"
         self.runs_dir = self.root / "runs"
+        self.judged_dir = self.root / "judged"
 
     def task_path(self, task_id: str) -> Path:
         return self.tasks_dir / f"{task_id}.yaml"
@@ -118,8 +135,118 @@ class Store:
                 warn(f"skipping {error}")
         return sorted(tasks, key=lambda task: task.id)
 
+    def judgement_path(self, key: str) -> Path:
+        return self.judged_dir / f"{key}.json"
+
+    def load_judgement(self, key: str) -> str | None:
+        """A short description of an earlier mine's verdict for this key, or None."""
+        try:
+            record = json.loads(self.judgement_path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(record, dict):
+            return None
+        if record.get("verdict") == "verified":
+            return f"verified as {record.get('task')} (task file since removed)"
+        return f"rejected ({record.get('reason')})"
+
     def mined_fix_shas(self, *, warn: Callable[[str], None]) -> set[str]:
         return {task.fix for task in self.load_tasks(warn=warn)}
+
+    # -- runs: runs/<run-id>/run.json, results/<config>/<task>.json, logs/<config>/<task>/ --
+
+    def run_dir(self, run_id: str) -> Path:
+        return self.runs_dir / run_id
+
+    def result_path(self, run_id: str, config_name: str, task_id: str) -> Path:
+        return self.run_dir(run_id) / "results" / config_dir_name(config_name) / f"{task_id}.json"
+
+    def log_dir(self, run_id: str, config_name: str, task_id: str) -> Path:
+        return self.run_dir(run_id) / "logs" / config_dir_name(config_name) / task_id
+
+    def save_manifest(self, manifest: RunManifest) -> Path:
+        path = self.run_dir(manifest.runId) / "run.json"
+        atomic_write_json(path, manifest.model_dump(mode="json"))
+        return path
+
+    def save_result(self, result: RunResult) -> Path:
+        path = self.result_path(result.runId, result.config, result.task)
+        atomic_write_json(path, result.model_dump(mode="json"))
+        return path
+
+    def load_runs(self, *, warn: Callable[[str], None]) -> list[StoredRun]:
+        """Every run with its manifest and results, oldest first; unreadable files are skipped."""
+        runs: list[StoredRun] = []
+        if not self.runs_dir.is_dir():
+            return runs
+        for run_dir in self.runs_dir.iterdir():
+            if not run_dir.is_dir():
+                continue
+            loaded = _load_record(run_dir / "run.json", RunManifest, MANIFEST_SCHEMA_VERSION)
+            manifest = loaded if isinstance(loaded, RunManifest) else None
+            if isinstance(loaded, str) and (run_dir / "run.json").exists():
+                warn(f"skipping {loaded}")
+            results: list[RunResult] = []
+            for path in sorted(run_dir.glob("results/*/*.json")):
+                result = _load_record(path, RunResult, RESULT_SCHEMA_VERSION)
+                if isinstance(result, str):
+                    warn(f"skipping {result}")
+                else:
+                    results.append(result)
+            if manifest is not None or results:
+                runs.append(StoredRun(run_dir.name, manifest, results))
+        return sorted(runs, key=lambda run: run.sort_key)
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    run_id: str
+    manifest: RunManifest | None
+    """None when run.json is missing or unreadable (the results still count)."""
+    results: list[RunResult]
+
+    @property
+    def sort_key(self) -> tuple[str, str, str]:
+        # The id starts with a one-second timestamp; the manifest's start time orders two runs
+        # started within the same second.
+        started = self.manifest.startedAt if self.manifest is not None else ""
+        return (self.run_id[: len("20240101T000000Z")], started, self.run_id)
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    """`<UTC timestamp>-<6 hex digits>`: sorts by start time, unique across parallel runs."""
+    moment = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    return f"{moment.strftime(RUN_TIMESTAMP_FORMAT)}-{secrets.token_hex(3)}"
+
+
+def config_dir_name(name: str) -> str:
+    """A directory name for an agent config: the name itself when it is safe on every file
+    system, else a slug of it plus a short hash of the real name (so two names never share one).
+    """
+    if _SAFE_DIR_NAME.fullmatch(name) and not name.endswith("."):
+        return name
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")[:40] or "config"
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+    return f"{slug}-{digest}"
+
+
+def _load_record(path: Path, model: type[Record], version: int) -> Record | str:
+    """The record in `path`, or a one-line reason it cannot be used."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        return f"{path}: cannot read ({_short(error)})"
+    if not isinstance(raw, dict):
+        return f"{path}: not a gitgauge record (expected a JSON object)"
+    found = raw.get("schemaVersion")
+    if isinstance(found, int) and found > version:
+        return f"{path}: schemaVersion {found} is newer than this gitgauge understands; upgrade"
+    try:
+        return model.model_validate(raw)
+    except ValidationError as error:
+        first = error.errors()[0]
+        key = ".".join(str(part) for part in first["loc"]) or "(top level)"
+        return f"{path}: {key}: {first['msg']}"
 
 
 def _short(error: BaseException) -> str:

@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from gitgauge.git import Repository
+from gitgauge.git import Repository, WorktreeHost, fingerprint
+from gitgauge.interrupt import deferred
 
 TEMP_PREFIX = "gitgauge-wt-"
 OWNER_FILE = "owner.json"
@@ -26,23 +27,52 @@ Warn = Callable[[str], None]
 
 @contextmanager
 def checkout(
-    repo: Repository, commit: str, *, link: Sequence[str] = (), warn: Warn
+    host: WorktreeHost,
+    commit: str,
+    *,
+    link: Sequence[str] = (),
+    link_from: Path | None = None,
+    owner_repository: Path | None = None,
+    warn: Warn,
 ) -> Iterator[Path]:
-    """Check `commit` out in a fresh detached worktree; yield its path; always remove it."""
-    holder = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX))
-    owner = {"pid": os.getpid(), "repository": str(repo.root), "links": list(link)}
-    (holder / OWNER_FILE).write_text(json.dumps(owner), encoding="utf-8")
-    path = holder / "worktree"
+    """Check `commit` out in a fresh detached worktree of `host`; yield its path; always remove it.
+
+    `link` directories come from `link_from` (default: the host's root); `owner_repository` is
+    the user's repository the worktree is made for (default: the host), for stale cleanup.
+    """
+    holder: Path | None = None
     try:
-        repo.worktree_add(path, commit)
-        link_directories(repo.root, path, link, warn=warn)
+        # Created and labelled as one step, so a stale holder can always be told apart as ours.
+        # The owner file names repositories by fingerprint, not path: an agent working in the
+        # worktree must not learn where the user's repository (and the fix) lives.
+        with deferred():
+            holder = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX))
+            owner = {
+                "pid": os.getpid(),
+                "host": fingerprint(host.root),
+                "repository": fingerprint(owner_repository or host.root),
+                "links": list(link),
+            }
+            (holder / OWNER_FILE).write_text(json.dumps(owner), encoding="utf-8")
+        path = holder / "worktree"
+        host.worktree_add(path, commit)
+        link_directories(link_from or host.root, path, link, warn=warn)
         yield path
     finally:
-        remove(repo, holder)
+        if holder is not None:
+            remove(host, holder)
 
 
-def remove(repo: Repository, holder: Path) -> None:
-    """Remove a worktree holder directory and the worktree's registration in the repository."""
+def remove(repo: WorktreeHost, holder: Path) -> None:
+    """Remove a worktree holder directory and the worktree's registration in the repository.
+
+    A second Ctrl-C waits until this is done: a half-removed worktree would stay registered.
+    """
+    with deferred():
+        _remove(repo, holder)
+
+
+def _remove(repo: WorktreeHost, holder: Path) -> None:
     path = holder / "worktree"
     if path.exists():
         # Unlink the links first: removal must never reach into the user's real node_modules.
@@ -78,21 +108,33 @@ def link_directories(
 
 
 def remove_stale(repo: Repository, *, report: Warn) -> int:
-    """Remove worktrees of this repository left by gitgauge processes that no longer run."""
+    """Remove what gitgauge processes that no longer run left for this repository: worktrees
+    (and their registration in the repository) and isolated history copies."""
     temp_root = Path(tempfile.gettempdir())
+    ours = fingerprint(repo.root)
     removed = 0
-    for holder in temp_root.glob(TEMP_PREFIX + "*"):
+    for holder in sorted(temp_root.glob("gitgauge-*")):
         owner = _read_owner(holder)
-        if owner is None or owner.get("repository") != str(repo.root):
+        if owner is None or owner.get("repository") != ours:
             continue
         pid = owner.get("pid")
         if isinstance(pid, int) and _alive(pid):
             continue
-        remove(repo, holder)
+        if owner.get("host") == ours:
+            remove(repo, holder)
+        else:  # a worktree of an isolated history copy, or the copy itself: nothing registered
+            with deferred():
+                shutil.rmtree(holder, ignore_errors=True)
         removed += 1
     if removed:
-        report(f"removed {removed} stale gitgauge worktree(s) left by an earlier, killed run")
+        report(f"removed {removed} stale gitgauge temporary director(ies) left by a killed run")
     return removed
+
+
+def write_owner(holder: Path, *, repository: Path, kind: str) -> None:
+    """Label a gitgauge temporary directory that is not a worktree (for stale cleanup)."""
+    owner = {"pid": os.getpid(), "host": kind, "repository": fingerprint(repository)}
+    (holder / OWNER_FILE).write_text(json.dumps(owner), encoding="utf-8")
 
 
 def _read_owner(holder: Path) -> dict[str, object] | None:

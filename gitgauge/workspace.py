@@ -1,0 +1,88 @@
+"""Where an agent works on a task: a checkout of the task's `base` that cannot reach the fix.
+
+`history: isolated` (the default) copies the history up to `base` once per task into a bare
+repository of gitgauge's own and gives every config a fresh worktree of that copy: `git log`,
+`git blame` and `git show` work for everything up to `base`, and no ref, reflog, object, alternate
+or `.git` pointer leads to the fix. `history: full` is the spec's behaviour: a worktree of the
+user's repository, whose every commit (the fix included) the agent can read.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import Literal
+
+from gitgauge.git import HistoryCopy, Repository
+from gitgauge.interrupt import deferred
+from gitgauge.worktree import Warn, checkout, write_owner
+
+HistoryMode = Literal["isolated", "full"]
+HISTORY_PREFIX = "gitgauge-hist-"
+
+
+class TaskWorkspaces:
+    """Prepared once per task (`with TaskWorkspaces(...) as prepared:`), then
+    `prepared.workspace()` gives each config its own fresh checkout of `base`."""
+
+    def __init__(
+        self,
+        repo: Repository,
+        base: str,
+        *,
+        history: HistoryMode,
+        link: Sequence[str],
+        warn: Warn,
+    ) -> None:
+        self.repo = repo
+        self.base = base
+        self.history = history
+        self.link = list(link)
+        self.warn = warn
+        self._holder: Path | None = None
+        self._copy: HistoryCopy | None = None
+
+    def __enter__(self) -> TaskWorkspaces:
+        if self.history == "isolated":
+            try:
+                with deferred():
+                    self._holder = Path(tempfile.mkdtemp(prefix=HISTORY_PREFIX))
+                    write_owner(self._holder, repository=self.repo.root, kind="history")
+                self._copy = HistoryCopy.create(self.repo, self.base, self._holder / "history.git")
+            except BaseException:
+                self._cleanup()
+                raise
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._cleanup()
+
+    def _cleanup(self) -> None:
+        if self._holder is not None:
+            with deferred():
+                shutil.rmtree(self._holder, ignore_errors=True)
+            self._holder = None
+            self._copy = None
+
+    @contextmanager
+    def workspace(self) -> Iterator[Path]:
+        """A fresh checkout of `base` with `worktree.link` linked; removed afterwards."""
+        host = self._copy if self._copy is not None else self.repo
+        with checkout(
+            host,
+            self.base,
+            link=self.link,
+            link_from=self.repo.root,
+            owner_repository=self.repo.root,
+            warn=self.warn,
+        ) as path:
+            yield path
