@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, NoReturn, TypeVar
 
@@ -21,7 +22,15 @@ from gitgauge.init import init as init_repository
 from gitgauge.lock import exclusive
 from gitgauge.mine import MineEvents, MineSummary
 from gitgauge.mine import mine as mine_history
-from gitgauge.store import Store
+from gitgauge.records import RepoConfig, RunResult, Task
+from gitgauge.report import NO_RUNS_HINT, describe_pair
+from gitgauge.report import build_rows as report_rows
+from gitgauge.report import render as render_report
+from gitgauge.rewrite import DEFAULT_MODEL as DEFAULT_REWRITE_MODEL
+from gitgauge.rewrite import Rewriter, RewriteTotals, rewrite_tasks
+from gitgauge.run import PlannedConfig, plan_run
+from gitgauge.run import execute as execute_run
+from gitgauge.store import Store, StoredRun
 from gitgauge.verify import REJECT_REASONS, Verdict
 from gitgauge.worktree import remove_stale
 
@@ -37,7 +46,16 @@ T = TypeVar("T")
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    except SystemExit as exit_request:
+        if exit_request.code == ExitCode.INTERRUPTED:
+            # Cleanup is done. Leave now, skipping interpreter shutdown: Python restores the
+            # default SIGINT action there, and one more Ctrl-C would end us with -2, not 130.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(int(ExitCode.INTERRUPTED))
+        raise
 
 
 def _say(message: str = "") -> None:
@@ -153,6 +171,14 @@ def mine(
     ] = False,
     jobs: Annotated[str, _JOBS_OPTION] = "1",
     wait: Annotated[bool, _WAIT_OPTION] = False,
+    rewrite_prompts: Annotated[
+        bool,
+        typer.Option(
+            "--rewrite-prompts",
+            help="Ask a model for a spoiler-free prompt for each new task (trusted repos only).",
+        ),
+    ] = False,
+    rewrite_model: Annotated[str | None, _REWRITE_MODEL_OPTION] = None,
 ) -> None:
     """Find bug-fix commits, prove each fails before and passes after, save them as tasks."""
 
@@ -161,6 +187,16 @@ def mine(
         config = load_repo_config(repo.root)
         store = Store(repo.root)
         job_count = _parse_jobs(jobs)
+        if rewrite_model is not None and not rewrite_prompts:
+            raise UsageError("--rewrite-model only applies with --rewrite-prompts")
+        # Chosen before any verification: a missing backend is one error, not a warning per task.
+        rewriter = (
+            Rewriter.create(
+                repo, model=rewrite_model or DEFAULT_REWRITE_MODEL, warn=_warn, env=os.environ
+            )
+            if rewrite_prompts
+            else None
+        )
         with exclusive(store.root, command="gitgauge mine", wait=wait, on_wait=_warn):
             remove_stale(repo, report=_warn)
             progress = _MineProgress()
@@ -176,10 +212,13 @@ def mine(
                     jobs=job_count,
                     warn=_warn,
                     events=progress.events(),
+                    prepare_task=rewriter.prepare_task if rewriter else None,
                 )
             finally:
                 progress.clear()
         _print_mine_summary(summary, store)
+        if rewriter is not None:
+            _print_rewrite_totals(rewriter.totals, rewriter.describe())
         return summary
 
     _guarded(
@@ -187,6 +226,60 @@ def mine(
         resume_hint="run `gitgauge mine` again: verified tasks are saved and "
         "judged candidates are remembered",
     )
+
+
+_REWRITE_MODEL_OPTION = typer.Option(
+    "--rewrite-model",
+    help=f"Model for prompt rewriting: haiku, sonnet, opus or a model id "
+    f"(default: {DEFAULT_REWRITE_MODEL}).",
+)
+
+
+def _print_rewrite_totals(totals: RewriteTotals, how: str) -> None:
+    cost = "not reported" if totals.cost_usd is None else f"${totals.cost_usd:.4f}"
+    _say(
+        f"prompts rewritten: {totals.rewritten} (original kept: {totals.kept}) with {how}; "
+        f"tokens: {totals.input_tokens} in, {totals.output_tokens} out; cost: {cost}"
+    )
+
+
+@app.command()
+def rewrite(
+    task: Annotated[
+        str | None, typer.Option("--task", help="Rewrite only this task id (default: every task).")
+    ] = None,
+    rewrite_model: Annotated[str | None, _REWRITE_MODEL_OPTION] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Rewrite again tasks whose prompt was rewritten.")
+    ] = False,
+    wait: Annotated[bool, _WAIT_OPTION] = False,
+) -> None:
+    """Rewrite the prompts of tasks already mined into spoiler-free ones (trusted repos only)."""
+
+    def action() -> None:
+        repo = Repository(Path.cwd())
+        store = Store(repo.root)
+        rewriter = Rewriter.create(
+            repo, model=rewrite_model or DEFAULT_REWRITE_MODEL, warn=_warn, env=os.environ
+        )
+
+        def report(done: Task, outcome: str) -> None:
+            if outcome == "skipped":
+                _say(f"skipped    {done.id}  [already rewritten; --force to rewrite again]")
+            else:
+                _say(f"{outcome:<10} {done.id}")
+
+        with exclusive(store.root, command="gitgauge rewrite", wait=wait, on_wait=_warn):
+            outcome = rewrite_tasks(
+                store, rewriter, task_id=task, force=force, warn=_warn, on_task=report
+            )
+        if not (outcome.rewritten or outcome.kept or outcome.skipped):
+            _say(f"no tasks in {store.tasks_dir}/: run `gitgauge mine` first")
+            return
+        _say("")
+        _print_rewrite_totals(rewriter.totals, rewriter.describe())
+
+    _guarded(action)
 
 
 class _MineProgress:
@@ -251,6 +344,123 @@ def _print_mine_summary(summary: MineSummary, store: Store) -> None:
         _say(f"tasks saved in {store.tasks_dir}/")
 
 
+class ReportFormat(str, Enum):
+    table = "table"
+    markdown = "markdown"
+    json = "json"
+
+
+@app.command("run")
+def run_agents(
+    config_files: Annotated[
+        list[Path],
+        typer.Option(
+            "--config", "-c", help="An agent config YAML file; repeat to compare several."
+        ),
+    ],
+    task: Annotated[
+        str | None, typer.Option("--task", help="Run only this task id (default: every task).")
+    ] = None,
+    wait: Annotated[bool, _WAIT_OPTION] = False,
+) -> None:
+    """Run each agent config on each mined task, score it, and print the report."""
+
+    def action() -> None:
+        repo = Repository(Path.cwd())
+        config = load_repo_config(repo.root)
+        store = Store(repo.root)
+        with exclusive(store.root, command="gitgauge run", wait=wait, on_wait=_warn):
+            remove_stale(repo, report=_warn)
+            _run_and_report(repo, config, store, config_files, task_id=task)
+
+    _guarded(action, resume_hint="results of the pairs that finished are saved in .gitgauge/runs/")
+
+
+def _run_and_report(
+    repo: Repository,
+    config: RepoConfig,
+    store: Store,
+    config_files: list[Path],
+    *,
+    task_id: str | None,
+) -> None:
+    plan = plan_run(repo, store, config_files, task_id=task_id, warn=_warn)
+    progress = _RunProgress(total=len(plan.configs) * len(plan.tasks))
+    try:
+        outcome = execute_run(
+            repo,
+            config,
+            store,
+            plan,
+            warn=_warn,
+            on_start=progress.start,
+            on_result=progress.result,
+        )
+    finally:
+        progress.clear()
+    rows = report_rows([StoredRun(outcome.run_id, outcome.manifest, outcome.results)])
+    _say("")
+    _say(render_report(rows, output_format="table"))
+    _say("")
+    _say(f"results and logs: {store.run_dir(outcome.run_id)}/")
+
+
+class _RunProgress:
+    """One line per finished pair; on a terminal, also a transient "running ..." line."""
+
+    def __init__(self, *, total: int) -> None:
+        self.tty = sys.stdout.isatty()
+        self.shown = False
+        self.total = total
+        self.done = 0
+
+    def start(self, planned: PlannedConfig, task: Task) -> None:
+        if self.tty:
+            sys.stdout.write(
+                f"\r\033[K[{self.done + 1}/{self.total}] running {planned.config.name} "
+                f"on {task.id[:60]}"
+            )
+            sys.stdout.flush()
+            self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            sys.stdout.write("\r\033[K")
+            sys.stdout.flush()
+            self.shown = False
+
+    def result(self, result: RunResult) -> None:
+        self.clear()
+        self.done += 1
+        _say(describe_pair(result))
+
+
+@app.command()
+def report(
+    all_runs: Annotated[
+        bool, typer.Option("--all", help="One row per config of every run (with a RUN column).")
+    ] = False,
+    output_format: Annotated[
+        ReportFormat, typer.Option("--format", help="table, markdown, or json for scripts.")
+    ] = ReportFormat.table,
+) -> None:
+    """One row per agent config of its latest run: resolved, errors, regressions, cost, time."""
+
+    def action() -> None:
+        repo = Repository(Path.cwd())
+        runs = Store(repo.root).load_runs(warn=_warn)
+        rows = report_rows(runs, all_runs=all_runs)
+        if not rows:
+            if output_format is ReportFormat.json:
+                _say("[]")
+            else:
+                _say(NO_RUNS_HINT)
+            return
+        _say(render_report(rows, output_format=output_format.value, with_run=all_runs))
+
+    _guarded(action)
+
+
 @app.command()
 def demo(
     directory: Annotated[
@@ -264,7 +474,7 @@ def demo(
         import importlib.util
         import tempfile
 
-        from gitgauge.demo import build_demo_repo, write_demo_config
+        from gitgauge.demo import build_demo_repo, write_demo_agent_configs, write_demo_config
 
         if importlib.util.find_spec("pytest") is None:
             raise GitGaugeError(
@@ -292,5 +502,11 @@ def demo(
         )
         progress.clear()
         _print_mine_summary(summary, Store(repo.root))
+        config_files = write_demo_agent_configs(repo.root)
+        _say("")
+        _say("$ gitgauge run " + " ".join(f"-c {p.relative_to(repo.root)}" for p in config_files))
+        _run_and_report(repo, config, Store(repo.root), config_files, task_id=None)
+        _say("gold applies each real fix and should resolve every task; noop changes nothing")
+        _say(f"and should resolve none. Try `gitgauge report` in {repo.root}.")
 
     _guarded(action)

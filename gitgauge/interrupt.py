@@ -22,12 +22,20 @@ _depth = 0
 def install() -> None:
     """Make SIGTERM behave like Ctrl-C (call once, from the main thread). SIGINT is set
     explicitly too: a shell starting gitgauge in the background hands it SIGINT ignored."""
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGINT, _raise_interrupt)
     signal.signal(signal.SIGTERM, _raise_interrupt)
 
 
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    # Only the first signal interrupts: a second, impatient Ctrl-C must not break off the
+    # cleanup the first one started.
+    _stop_interrupting()
     raise KeyboardInterrupt
+
+
+def _stop_interrupting() -> None:
+    signal.signal(signal.SIGINT, _remember)
+    signal.signal(signal.SIGTERM, _remember)
 
 
 def _remember(signum: int, frame: FrameType | None) -> None:
@@ -57,4 +65,5 @@ def deferred() -> Iterator[None]:
                 signal.signal(sig, handler)
             if _pending:
                 _pending.clear()
+                _stop_interrupting()
                 raise KeyboardInterrupt

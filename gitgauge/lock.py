@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from gitgauge.errors import GitGaugeError
+from gitgauge.store import ensure_state_dir
 
 LOCK_FILE = "lock"
 
@@ -31,7 +32,7 @@ def exclusive(
     wait: bool,
     on_wait: Callable[[str], None] = lambda message: None,
 ) -> Iterator[None]:
-    state_dir.mkdir(parents=True, exist_ok=True)
+    ensure_state_dir(state_dir)
     path = state_dir / LOCK_FILE
     handle = open(path, "a+", encoding="utf-8")
     try:

@@ -69,6 +69,15 @@ def atomic_write_json(path: Path, value: Any) -> None:
     atomic_write_text(path, json.dumps(value, indent=2, ensure_ascii=False) + "\n")
 
 
+def ensure_state_dir(state_dir: Path) -> None:
+    """Create `.gitgauge/` with its `.gitignore`, so it never shows up in `git status` even
+    when the user wrote gitgauge.yaml by hand instead of running `gitgauge init`."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    ignore = state_dir / ".gitignore"
+    if not ignore.exists():
+        atomic_write_text(ignore, "*\n")
+
+
 class _BlockDumper(yaml.SafeDumper):
     """Multi-line strings (prompts, bodies) as `|` blocks, so task files are easy to review."""
 

@@ -102,7 +102,14 @@ class GitRepo:
             "head": self.git("rev-parse", "HEAD", check=False),
             "symbolic": self.git("symbolic-ref", "-q", "HEAD", check=False),
             "branches": self.git("for-each-ref", "refs/heads", "refs/tags"),
-            "status": self.git("status", "--porcelain", "--untracked-files=all", "--ignored"),
+            # gitgauge's own state directory is expected to change; nothing else is.
+            "status": "".join(
+                line
+                for line in self.git(
+                    "status", "--porcelain", "--untracked-files=all", "--ignored"
+                ).splitlines(keepends=True)
+                if not line[3:].startswith(".gitgauge/")
+            ),
             "index": self.git("ls-files", "-s"),
             "stash": self.git("stash", "list"),
             "worktrees": self.git("worktree", "list", "--porcelain"),

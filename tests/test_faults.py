@@ -1,0 +1,243 @@
+"""Faults: interrupts, hard kills, concurrent writers, and workspaces that must not leak the fix."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import GITGAUGE, GitRepo, run_gitgauge
+
+from gitgauge.git import Repository
+from gitgauge.workspace import TaskWorkspaces
+
+
+def _temp_dirs() -> set[Path]:
+    return set(Path(tempfile.gettempdir()).glob("gitgauge-*"))
+
+
+def _slow_repo(repo: GitRepo, *, fixes: int = 3, sleep: float = 30.0) -> list[str]:
+    """A repository whose suite sleeps (so a command can be interrupted mid-verification).
+
+    check.py passes when value.txt says "good"; each fix adds a test file that requires it.
+    """
+    repo.commit(
+        "Initial commit",
+        files={
+            "check.py": (
+                "import pathlib, sys, time, subprocess\n"
+                f"subprocess.Popen(['sleep', '{sleep}'])\n"  # a child that must die with us
+                f"time.sleep(float(pathlib.Path('delay.txt').read_text()))\n"
+                "tests = list(pathlib.Path('tests').glob('*.txt'))\n"
+                "ok = all(pathlib.Path('value.txt').read_text().strip() == 'good' for _ in tests)\n"
+                "sys.exit(0 if ok else 1)\n"
+            ),
+            "delay.txt": f"{sleep}\n",
+            "value.txt": "good\n",
+        },
+    )
+    shas = []
+    for index in range(fixes):
+        repo.commit(f"Break thing {index}", files={"value.txt": "bad\n"})
+        shas.append(
+            repo.commit(
+                f"fix: thing {index} is broken",
+                files={"value.txt": "good\n", f"tests/t{index}.txt": "requires good\n"},
+            )
+        )
+    (repo.root / "gitgauge.yaml").write_text('testCommand: "python3 check.py"\n', "utf-8")
+    (repo.root / ".gitgauge").mkdir()
+    (repo.root / ".gitgauge" / ".gitignore").write_text("*\n", "utf-8")
+    return shas
+
+
+def _wait_for_worktree(repo: GitRepo, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if "gitgauge-wt-" in repo.git("worktree", "list"):
+            return
+        time.sleep(0.1)
+    raise AssertionError("gitgauge never created a worktree")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_during_mine_cleans_up_and_exits_130(
+    git_repo: GitRepo, sig: signal.Signals
+) -> None:
+    _slow_repo(git_repo)
+    before_dirs = _temp_dirs()
+    before = git_repo.snapshot()
+    child = subprocess.Popen(
+        [*GITGAUGE, "mine", "-j", "2"],
+        cwd=git_repo.root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _wait_for_worktree(git_repo)
+    time.sleep(0.5)
+    child.send_signal(sig)
+    # A second Ctrl-C while cleaning up must not leave a worktree behind either.
+    time.sleep(0.05)
+    child.send_signal(sig)
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 130, (out, err)
+    assert "interrupted" in err and "gitgauge mine" in err
+    assert git_repo.snapshot() == before
+    assert _temp_dirs() <= before_dirs
+    # The suite's sleeping child processes died with the test command.
+    leftover = subprocess.run(["pgrep", "-f", "sleep 30.0"], capture_output=True, text=True)
+    assert leftover.stdout.strip() == ""
+
+
+def test_hard_kill_leaves_worktrees_that_the_next_command_removes(git_repo: GitRepo) -> None:
+    _slow_repo(git_repo, fixes=1)
+    child = subprocess.Popen(
+        [*GITGAUGE, "mine"], cwd=git_repo.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    _wait_for_worktree(git_repo)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    subprocess.run(["pkill", "-f", "sleep 30.0"], check=False)
+    assert "gitgauge-wt-" in git_repo.git("worktree", "list")
+
+    (git_repo.root / "delay.txt").write_text("0\n")  # unused by HEAD's worktrees; just a file
+    result = run_gitgauge("mine", "--dry-run", cwd=git_repo.root)
+    assert result.returncode == 0, result.stderr
+    assert "stale" in result.stderr
+    assert "gitgauge-wt-" not in git_repo.git("worktree", "list")
+
+
+def test_second_writer_fails_at_once_naming_the_holder(git_repo: GitRepo) -> None:
+    _slow_repo(git_repo, fixes=1)
+    child = subprocess.Popen(
+        [*GITGAUGE, "mine"], cwd=git_repo.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        _wait_for_worktree(git_repo)
+        result = run_gitgauge("mine", cwd=git_repo.root)
+        assert result.returncode == 1
+        assert f"pid {child.pid}" in result.stderr
+        assert "--wait" in result.stderr
+        # Readers need no lock.
+        assert run_gitgauge("report", cwd=git_repo.root).returncode == 0
+    finally:
+        child.send_signal(signal.SIGINT)
+        child.wait(timeout=60)
+
+
+# -- workspaces that do not leak the fix -----------------------------------------------------
+
+SECRET_SUBJECT = "fix: the secret answer is forty-two"
+
+
+def _repo_with_secret_fix(repo: GitRepo) -> tuple[str, str]:
+    repo.commit("Initial commit", files={"app.py": "ANSWER = 41\n"})
+    base = repo.commit("Add a helper", files={"helper.py": "X = 1\n"})
+    fix = repo.commit(
+        SECRET_SUBJECT,
+        files={"app.py": "ANSWER = 42\n", "tests/test_secret_answer.py": "assert True\n"},
+    )
+    repo.commit("Later work", files={"more.py": "Y = 2\n"})
+    repo.git("tag", "v1", fix)
+    repo.git("stash", "list")
+    return base, fix
+
+
+CHEAT = r"""
+set -u
+{
+  git log --all --format='%H %s'
+  git reflog --all
+  git rev-list --all
+  git cat-file --batch-all-objects --batch-check
+  git stash list
+  git for-each-ref
+  git worktree list
+  cat .git
+  git cat-file --batch-all-objects --batch | tr -d '\0'
+  for d in .. ../.. ; do grep -rIa "forty-two" "$d" 2>/dev/null | head -5; done
+  find .. ../.. -name 'test_secret_answer*' 2>/dev/null
+} > "$CHEAT_OUT" 2>&1
+"""
+
+
+@pytest.fixture
+def own_temp_root(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """gitgauge's temporary directory apart from pytest's, where the user's repository lives:
+    the cheat may then search every directory above the workspace up to the temp root. (Above
+    that lies the rest of the machine, which no container-free tool can hide: see Limitations.)"""
+    root = Path(tempfile.mkdtemp(prefix="gg-temp-root-", dir="/tmp"))
+    monkeypatch.setattr(tempfile, "tempdir", str(root))
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.parametrize("history", ["isolated", "full"])
+def test_cheating_agent_cannot_find_the_fix_in_an_isolated_workspace(
+    git_repo: GitRepo, tmp_path: Path, history: str, own_temp_root: Path
+) -> None:
+    base, fix = _repo_with_secret_fix(git_repo)
+    repo = Repository(git_repo.root)
+    out = tmp_path / "cheat.txt"
+    warnings: list[str] = []
+    with TaskWorkspaces(
+        repo,
+        base,
+        history=history,
+        link=[],
+        warn=warnings.append,  # type: ignore[arg-type]
+    ) as prepared:
+        with prepared.workspace() as workspace:
+            assert workspace.parent.parent == own_temp_root
+            env = dict(os.environ, CHEAT_OUT=str(out))
+            subprocess.run(["sh", "-c", CHEAT], cwd=workspace, env=env, check=False)
+            # History up to base stays available.
+            log = subprocess.run(
+                ["git", "log", "--format=%s"], cwd=workspace, capture_output=True, text=True
+            ).stdout
+            assert "Add a helper" in log and "Initial commit" in log
+            blame = subprocess.run(
+                ["git", "blame", "app.py"], cwd=workspace, capture_output=True, text=True
+            )
+            assert blame.returncode == 0
+    found = out.read_text(errors="replace")
+    leaked = fix in found or "forty-two" in found or "test_secret_answer" in found
+    if history == "isolated":
+        assert not leaked, found
+    else:
+        assert leaked  # proves the search can find the fix when it is reachable
+    assert not list(own_temp_root.iterdir())  # nothing left behind
+
+
+def test_isolated_history_copy_holds_only_history_up_to_base(git_repo: GitRepo) -> None:
+    base, fix = _repo_with_secret_fix(git_repo)
+    repo = Repository(git_repo.root)
+    with TaskWorkspaces(repo, base, history="isolated", link=[], warn=print) as prepared:
+        with prepared.workspace() as workspace:
+            listed = subprocess.run(
+                ["git", "rev-list", "--all"], cwd=workspace, capture_output=True, text=True
+            ).stdout.split()
+            expected = git_repo.git("rev-list", base).split()
+            assert sorted(listed) == sorted(expected)
+            assert fix not in listed
+            pointer = (workspace / ".git").read_text()
+            assert str(git_repo.root) not in pointer
+
+
+def test_owner_files_do_not_name_the_users_repository(git_repo: GitRepo) -> None:
+    base, _ = _repo_with_secret_fix(git_repo)
+    repo = Repository(git_repo.root)
+    with TaskWorkspaces(repo, base, history="isolated", link=[], warn=print) as prepared:
+        with prepared.workspace() as workspace:
+            for owner in workspace.parent.glob("*.json"):
+                text = owner.read_text()
+                assert str(git_repo.root) not in text
+                assert json.loads(text)["pid"] == os.getpid()
