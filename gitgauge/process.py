@@ -13,7 +13,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -156,7 +156,7 @@ def run(
                 exit_code: int | None = child.wait(timeout=timeout_seconds)
             except subprocess.TimeoutExpired:
                 timed_out = True
-                kill_group(child.pid)
+                kill_group(child.pid, leader=child)
                 child.wait()
                 exit_code = None
             else:
@@ -181,8 +181,14 @@ def run(
         )
 
 
-def kill_group(pgid: int, *, grace: float = KILL_GRACE_SECONDS) -> None:
-    """SIGTERM the process group, then SIGKILL it after `grace` seconds if anything is left."""
+def kill_group(
+    pgid: int, *, grace: float = KILL_GRACE_SECONDS, leader: subprocess.Popen[bytes] | None = None
+) -> None:
+    """SIGTERM the process group, then SIGKILL it after `grace` seconds if anything is left.
+
+    Pass the group's `leader` when we started it: until it is reaped it stays a zombie member
+    of the group, and the group would look alive for the whole grace period.
+    """
     try:
         os.killpg(pgid, signal.SIGTERM if grace > 0 else signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -191,6 +197,8 @@ def kill_group(pgid: int, *, grace: float = KILL_GRACE_SECONDS) -> None:
         return
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
+        if leader is not None:
+            leader.poll()
         try:
             os.killpg(pgid, 0)
         except (ProcessLookupError, PermissionError):
