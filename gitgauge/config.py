@@ -35,6 +35,28 @@ def load_agent_config(path: Path) -> AgentConfig:
     return parse_config_file(path, AgentConfig)
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """SafeLoader where a key written twice is an error: plain YAML keeps the last one silently,
+    so a second `testCommand:` further down would quietly win over the first."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # `<<:` may override merged keys
+                continue
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                duplicate = key in seen
+                seen.add(key)
+            except TypeError:  # unhashable: the base class reports it
+                continue
+            if duplicate:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                )
+        return super().construct_mapping(node, deep=deep)
+
+
 def parse_config_file(path: Path, model: type[Model]) -> Model:
     try:
         text = path.read_text(encoding="utf-8")
@@ -48,7 +70,7 @@ def parse_config_file(path: Path, model: type[Model]) -> Model:
 def parse_config_text(text: str, model: type[Model], *, source: str) -> Model:
     """Validate YAML `text` against `model`; every failure is a `ConfigError`."""
     try:
-        raw = yaml.safe_load(text)
+        raw = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader: no arbitrary objects
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         where = f"line {mark.line + 1}" if mark is not None else "somewhere"

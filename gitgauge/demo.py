@@ -122,3 +122,19 @@ def write_demo_config(repo_root: pathlib.Path, *, python: str) -> None:
         "timeouts:\n  test: 60000\n  setup: 60000\n  adapter: 60000\n"
     )
     (repo_root / "gitgauge.yaml").write_text(text, encoding="utf-8")
+
+
+DEMO_CONFIGS_DIR = pathlib.Path(".gitgauge") / "demo-configs"
+"""Where the demo writes its agent configs: under `.gitgauge/`, which git ignores."""
+
+
+def write_demo_agent_configs(repo_root: pathlib.Path) -> list[pathlib.Path]:
+    """The two baseline agent configs the demo runs: `gold` (resolves all) and `noop` (none)."""
+    folder = repo_root / DEMO_CONFIGS_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name in ("gold", "noop"):
+        path = folder / f"{name}.yaml"
+        path.write_text(f"# Written by `gitgauge demo`.\nname: {name}\nadapter: {name}\n", "utf-8")
+        paths.append(path)
+    return paths

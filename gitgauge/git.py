@@ -174,6 +174,10 @@ class Repository:
             "-M",
             "--name-status",
             "--no-color",
+            # The user's config must not change what we parse: i18n.logOutputEncoding would
+            # re-encode messages, log.showSignature would mix gpg output into the stream.
+            "--encoding=UTF-8",
+            "--no-show-signature",
             "--format=" + _COMMIT_MARK + "%H%x00%P%x00%s%x00%b%x00",
             rev,
             "--",

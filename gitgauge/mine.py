@@ -20,7 +20,7 @@ from gitgauge.git import Commit, Repository
 from gitgauge.records import PromptQuality, RepoConfig, Task
 from gitgauge.store import Store, atomic_write_json
 from gitgauge.verify import Verdict, verify
-from gitgauge.worktree import Warn
+from gitgauge.worktree import Warn, warn_once
 
 # Stop early when the test command cannot even start this many times in a row with no success:
 # the command is wrong, and verifying 200 candidates will not make it right.
@@ -80,8 +80,17 @@ def find_candidates(repo: Repository, *, last: int, summary: MineSummary) -> Ite
 
 
 def judgement_key(sha: str, config: RepoConfig) -> str:
-    """A verdict holds for one commit under one testCommand/setupCommand/link set."""
-    commands = json.dumps([config.testCommand, config.setupCommand, config.worktree.link])
+    """A verdict holds for one commit under one testCommand/setupCommand/link set and timeouts
+    (a "timed out" rejection must not outlive a raised timeout)."""
+    commands = json.dumps(
+        [
+            config.testCommand,
+            config.setupCommand,
+            config.worktree.link,
+            config.timeouts.test,
+            config.timeouts.setup,
+        ]
+    )
     return f"{sha}-{hashlib.sha256(commands.encode()).hexdigest()[:12]}"
 
 
@@ -112,6 +121,7 @@ def mine(
     (prompt rewriting); it must not raise for failures it can recover from. With `dry_run`,
     candidates are reported through `on_skip` and nothing is verified."""
     events = events or MineEvents()
+    warn = warn_once(warn)
     count = config.mine.last if last is None else last
     if count <= 0:
         raise UsageError(f"--last must be a positive number of commits, got {count}")
@@ -155,7 +165,9 @@ def mine(
         if verdict.reason not in _NOT_REMEMBERED:
             _remember(store, config, verdict)
         events.on_verdict(verdict)
-        if start_failures >= min(START_FAILURES_BEFORE_GIVING_UP, len(to_verify)):
+        # Not fewer for a short list: commits whose own runner script was broken are never
+        # remembered, so a later mine may have only them left, and the command is fine.
+        if start_failures >= START_FAILURES_BEFORE_GIVING_UP:
             raise ConfigError(
                 f"testCommand {config.testCommand!r} failed to start (not found or not "
                 f"executable) at {start_failures} candidate(s) in a row: fix testCommand in "

@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +24,22 @@ TEMP_PREFIX = "gitgauge-wt-"
 OWNER_FILE = "owner.json"
 
 Warn = Callable[[str], None]
+
+
+def warn_once(warn: Warn) -> Warn:
+    """`warn`, saying each distinct message once: a missing `worktree.link` directory would
+    otherwise be reported again for every worktree of a mine or a run."""
+    said: set[str] = set()
+    lock = threading.Lock()  # verification and runs may use several threads
+
+    def say_once(message: str) -> None:
+        with lock:
+            if message in said:
+                return
+            said.add(message)
+        warn(message)
+
+    return say_once
 
 
 @contextmanager

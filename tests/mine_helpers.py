@@ -1,0 +1,260 @@
+"""A small sample project for mining tests, and ways to read what `gitgauge mine` did.
+
+The sample's test command is `sh run_tests.sh`, which runs `run_tests.py`: every `test_*`
+function of `tests/test_*.py`, with `src/` importable. Before running anything the runner appends
+one JSON line to `$MINE_JOURNAL` saying where it ran (commit, directory, which test files it saw,
+whether `deps/` was linked and the setup step ran), so tests can assert what was verified, where,
+and with which files, not only what the summary says.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import GitRepo
+
+RUN_TESTS_SH = 'exec "${MINE_PYTHON:-python3}" run_tests.py\n'
+BROKEN_RUN_TESTS_SH = "exec gitgauge-no-such-test-runner\n"
+
+RUN_TESTS_PY = '''\
+"""The sample project's test runner: every test_* function in tests/test_*.py."""
+import json
+import os
+import runpy
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+
+marker = Path("deps/marker.txt")
+record = {
+    "head": subprocess.run(
+        ["git", "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip(),
+    "cwd": os.getcwd(),
+    "tests": sorted(
+        p.as_posix() for p in Path("tests").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    ),
+    "deps": marker.read_text() if marker.exists() else None,
+    "depsIsLink": os.path.islink("deps"),
+    "setupDone": os.path.exists(".setup-done"),
+}
+if os.environ.get("MINE_JOURNAL"):
+    with open(os.environ["MINE_JOURNAL"], "a", encoding="utf-8") as journal:
+        journal.write(json.dumps(record) + "\\n")
+if record["deps"] is None:
+    sys.exit("deps/ is not linked into this checkout")
+sys.path.insert(0, os.path.abspath("src"))
+failed = 0
+for path in sorted(Path("tests").glob("test_*.py")):
+    for name, check in sorted(runpy.run_path(str(path)).items()):
+        if name.startswith("test_") and callable(check):
+            try:
+                check()
+            except Exception:
+                failed += 1
+                traceback.print_exc()
+print(f"{failed} failed")
+sys.exit(1 if failed else 0)
+'''
+
+SETUP_PY = 'from pathlib import Path\n\nPath(".setup-done").write_text("ok")\n'
+BROKEN_SETUP_PY = 'raise SystemExit("setup is broken at this commit")\n'
+
+DEPS_MARKER = "linked from the main checkout"
+
+TEST_COMMAND = "sh run_tests.sh"
+SETUP_COMMAND = '"${MINE_PYTHON:-python3}" setup_check.py'
+
+
+def sample_root_files() -> dict[str, str | bytes | None]:
+    return {
+        "README.md": "# sample\n",
+        "run_tests.sh": RUN_TESTS_SH,
+        "run_tests.py": RUN_TESTS_PY,
+        "setup_check.py": SETUP_PY,
+        "src/calc.py": "def add(a, b):\n    return a + b\n",
+        "tests/test_calc.py": (
+            "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+        ),
+    }
+
+
+def write_config(
+    repo: GitRepo,
+    *,
+    test_command: str = TEST_COMMAND,
+    setup_command: str | None = SETUP_COMMAND,
+    link: list[str] | None = None,
+    test_timeout_ms: int | None = None,
+    last: int | None = None,
+) -> None:
+    """An untracked gitgauge.yaml in the user's checkout, as `gitgauge init` leaves it."""
+    config: dict[str, Any] = {"testCommand": test_command}
+    if setup_command is not None:
+        config["setupCommand"] = setup_command
+    if last is not None:
+        config["mine"] = {"last": last}
+    if test_timeout_ms is not None:
+        config["timeouts"] = {"test": test_timeout_ms}
+    config["worktree"] = {"link": ["deps"] if link is None else link}
+    (repo.root / "gitgauge.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    # The runner insists on the linked directory: a verified task proves linking worked.
+    repo.write("deps/marker.txt", DEPS_MARKER)
+
+
+def mine_env(journal: Path, **extra: str) -> dict[str, str]:
+    """The environment for `gitgauge mine`: TMPDIR is a private directory next to the journal,
+    so what gitgauge leaves in it was left by this test (the machine's /tmp is shared)."""
+    temp_dir = journal.parent / "tmp"
+    temp_dir.mkdir(exist_ok=True)
+    env = dict(
+        os.environ, MINE_JOURNAL=str(journal), MINE_PYTHON=sys.executable, TMPDIR=str(temp_dir)
+    )
+    env.update(extra)
+    return env
+
+
+def leftovers(journal: Path) -> list[str]:
+    """What gitgauge left in the private TMPDIR of `mine_env(journal)`."""
+    return sorted(p.name for p in (journal.parent / "tmp").iterdir())
+
+
+def read_journal(journal: Path) -> list[dict[str, Any]]:
+    if not journal.exists():
+        return []
+    return [json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines()]
+
+
+def load_tasks(repo: GitRepo) -> dict[str, dict[str, Any]]:
+    """Every task file, parsed as a plain YAML reader would, keyed by the fix sha."""
+    tasks: dict[str, dict[str, Any]] = {}
+    for path in sorted((repo.root / ".gitgauge" / "tasks").glob("*.yaml")):
+        task = yaml.safe_load(path.read_text(encoding="utf-8"))
+        task["_file"] = path.name
+        tasks[task["fix"]] = task
+    return tasks
+
+
+def summary(stdout: str) -> dict[str, str]:
+    """The summary block after the progress lines: `label: value` pairs."""
+    block = stdout.rsplit("\n\n", 1)[-1]
+    pairs: dict[str, str] = {}
+    for line in block.splitlines():
+        if ":" in line and not line.startswith("tasks saved"):
+            label, value = line.split(":", 1)
+            pairs[label.strip()] = value.strip()
+    return pairs
+
+
+def checkout_state(repo: GitRepo) -> dict[str, str]:
+    """`GitRepo.snapshot()` less gitgauge's own state directory, which mine is meant to fill."""
+    state = repo.snapshot()
+    state["status"] = "\n".join(
+        line for line in state["status"].splitlines() if not line[3:].startswith(".gitgauge/")
+    )
+    return state
+
+
+def pid_alive(pid: int) -> bool:
+    """True while `pid` runs; a zombie (dead, not yet reaped by its new parent) counts as gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] not in {"Z", "X"}
+
+
+def wait_until_gone(pid: int, *, seconds: float = 10.0) -> bool:
+    """Signals are delivered asynchronously: give a killed process a moment to be gone."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not pid_alive(pid):
+            return True
+        time.sleep(0.02)
+    return not pid_alive(pid)
+
+
+def wait_for_file(path: Path, *, seconds: float = 60.0) -> str:
+    """The content of `path` once something has written it."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if path.exists() and (text := path.read_text().strip()):
+            return text
+        time.sleep(0.02)
+    raise AssertionError(f"{path} was never written")
+
+
+@contextmanager
+def isolated(base: Path) -> Iterator[None]:
+    """conftest's per-test isolation, for a module-scoped repository built once."""
+    home = base / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    (home / ".gitconfig").write_text(
+        "[user]\n\tname = gitgauge tests\n\temail = tests@gitgauge.invalid\n"
+        "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n",
+        encoding="utf-8",
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(home))
+        patch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+        patch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+        for name in (
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_AUTH_TOKEN",
+            "ANTHROPIC_BASE_URL",
+            "GITGAUGE_CLAUDE_BIN",
+            "GIT_DIR",
+            "GIT_WORK_TREE",
+            "GIT_INDEX_FILE",
+        ):
+            patch.delenv(name, raising=False)
+        yield
+
+
+def new_repo(root: Path) -> GitRepo:
+    root.mkdir(parents=True)
+    repo = GitRepo(root)
+    repo.git("init", "-q", "-b", "main")
+    return repo
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A helper commit with a bug, then the commit that fixes it."""
+
+    bug: str
+    fix: str
+
+
+def add_then_fix(
+    repo: GitRepo,
+    *,
+    name: str,
+    buggy: str,
+    fixed: str,
+    test: str,
+    subject: str,
+    body: str = "",
+) -> Fix:
+    """`src/<name>.py` arrives buggy and untested; the fix corrects it and adds its test."""
+    bug = repo.commit(f"Add {name} helper", files={f"src/{name}.py": buggy})
+    fix = repo.commit(subject, body, files={f"src/{name}.py": fixed, f"tests/test_{name}.py": test})
+    return Fix(bug, fix)
