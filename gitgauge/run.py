@@ -1,0 +1,291 @@
+"""`gitgauge run`: every agent config on every task, one throwaway workspace per pair.
+
+For each pair: a worktree at the task's base -> setupCommand -> the adapter -> diff stats and the
+agent's patch -> protected files reverted -> the fix's tests (resolved?) -> the base suite
+(regressed?) -> the worktree removed. Each pair's `RunResult` is written as soon as it is known, so
+an interrupted run keeps every finished pair. An agent's crash or timeout is a result with status
+`error`, never an exception: the run goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from gitgauge import __version__, process
+from gitgauge.adapters.base import Adapter, AdapterContext, AdapterOutcome, create
+from gitgauge.config import load_agent_config
+from gitgauge.errors import ConfigError, GitGaugeError, TaskError, UsageError
+from gitgauge.git import Repository
+from gitgauge.records import AgentConfig, ErrorKind, RepoConfig, RunManifest, RunResult, Task
+from gitgauge.scoring import diffstat
+from gitgauge.scoring.grade import grade
+from gitgauge.scoring.protect import WorkspaceEscape, protect
+from gitgauge.store import Store, atomic_write_text, config_dir_name, new_run_id
+from gitgauge.worktree import Warn, checkout
+
+KNOWN_IDS_SHOWN = 5
+"""How many known task ids an unknown `--task` error lists."""
+
+
+@dataclass(frozen=True)
+class PlannedConfig:
+    config: AgentConfig
+    source: str
+    """The config file as given on the command line."""
+    adapter: Adapter
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """Everything validated before the first workspace is made."""
+
+    configs: list[PlannedConfig]
+    tasks: list[Task]
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    run_id: str
+    manifest: RunManifest
+    results: list[RunResult]
+
+
+def plan_run(
+    repo: Repository,
+    store: Store,
+    config_files: Sequence[Path],
+    *,
+    task_id: str | None,
+    warn: Warn,
+) -> RunPlan:
+    """Load and check every agent config and pick the tasks; raise before any work starts."""
+    if not config_files:
+        raise UsageError("pass at least one agent config: gitgauge run -c config.yaml")
+    configs: list[PlannedConfig] = []
+    sources: dict[str, str] = {}
+    directories: dict[str, str] = {}
+    for path in config_files:
+        config = load_agent_config(path)
+        if config.name in sources:
+            raise ConfigError(
+                f"{path}: name: {config.name!r} is also the name in {sources[config.name]}; "
+                "give every config of a run its own name"
+            )
+        # Results live in a directory per config name; on a case-insensitive file system
+        # "Gold" and "gold" would share one.
+        directory = config_dir_name(config.name).lower()
+        if directory in directories:
+            raise ConfigError(
+                f"{path}: name: {config.name!r} is too close to {directories[directory]!r} "
+                "(they would share a results directory); rename one"
+            )
+        sources[config.name] = str(path)
+        directories[directory] = config.name
+        configs.append(PlannedConfig(config, str(path), create(config, source=str(path))))
+    for planned in configs:
+        planned.adapter.check()
+    return RunPlan(configs=configs, tasks=_select_tasks(repo, store, task_id, warn=warn))
+
+
+def _select_tasks(repo: Repository, store: Store, task_id: str | None, *, warn: Warn) -> list[Task]:
+    tasks = store.load_tasks(warn=warn)
+    if not tasks:
+        raise TaskError(f"no tasks in {store.tasks_dir}: run `gitgauge mine` first")
+    if task_id is not None:
+        chosen = [task for task in tasks if task.id == task_id]
+        if not chosen:
+            known = ", ".join(task.id for task in tasks[:KNOWN_IDS_SHOWN])
+            hidden = len(tasks) - KNOWN_IDS_SHOWN
+            more = f" and {hidden} more" if hidden > 0 else ""
+            raise TaskError(
+                f"unknown task {task_id!r}; known tasks: {known}{more} (see {store.tasks_dir})"
+            )
+        tasks = chosen
+    usable: list[Task] = []
+    for task in tasks:
+        missing = [sha for sha in (task.base, task.fix) if not repo.has_commit(sha)]
+        if missing:
+            warn(
+                f"skipping task {task.id}: commit {missing[0][:12]} is not in this repository "
+                "(history rewritten, or a shallow clone?)"
+            )
+        else:
+            usable.append(task)
+    if not usable:
+        raise TaskError("none of the selected tasks can run: their commits are missing")
+    return usable
+
+
+def execute(
+    repo: Repository,
+    repo_config: RepoConfig,
+    store: Store,
+    plan: RunPlan,
+    *,
+    warn: Warn,
+    on_start: Callable[[PlannedConfig, Task], None] = lambda planned, task: None,
+    on_result: Callable[[RunResult], None] = lambda result: None,
+) -> RunOutcome:
+    run_id = new_run_id()
+    manifest = RunManifest(
+        runId=run_id,
+        gitgaugeVersion=__version__,
+        configs=[planned.config for planned in plan.configs],
+        configFiles=[planned.source for planned in plan.configs],
+        tasks=[task.id for task in plan.tasks],
+        testCommand=repo_config.testCommand,
+        setupCommand=repo_config.setupCommand,
+        timeouts=repo_config.timeouts,
+        startedAt=_now(),
+    )
+    store.save_manifest(manifest)
+    results: list[RunResult] = []
+    pair = _Pair(repo, repo_config, store, run_id, warn)
+    for planned in plan.configs:
+        for task in plan.tasks:
+            on_start(planned, task)
+            result = pair.run(planned, task)
+            store.save_result(result)
+            results.append(result)
+            on_result(result)
+    manifest = manifest.model_copy(update={"finishedAt": _now()})
+    store.save_manifest(manifest)
+    return RunOutcome(run_id=run_id, manifest=manifest, results=results)
+
+
+class _Pair:
+    """One config x task in its own workspace."""
+
+    def __init__(
+        self, repo: Repository, config: RepoConfig, store: Store, run_id: str, warn: Warn
+    ) -> None:
+        self.repo = repo
+        self.config = config
+        self.store = store
+        self.run_id = run_id
+        self.warn = warn
+
+    def run(self, planned: PlannedConfig, task: Task) -> RunResult:
+        started = _now()
+        log_dir = self.store.log_dir(self.run_id, planned.config.name, task.id)
+        log_dir.mkdir(parents=True, exist_ok=True)
+        fields: dict[str, Any] = {}
+        try:
+            self._score(planned, task, log_dir, fields)
+        except WorkspaceEscape as error:
+            fields.update(status="error", errorKind="escaped-workspace", errorMessage=str(error))
+        except GitGaugeError as error:
+            # A git failure in one workspace (a missing object, a full disk) spoils this pair
+            # only; the message says what happened.
+            fields.update(status="error", errorKind="internal", errorMessage=str(error))
+        return RunResult(
+            runId=self.run_id,
+            config=planned.config.name,
+            task=task.id,
+            startedAt=started,
+            finishedAt=_now(),
+            **fields,
+        )
+
+    def _score(
+        self, planned: PlannedConfig, task: Task, log_dir: Path, fields: dict[str, Any]
+    ) -> None:
+        """Fill `fields` of the result step by step, so an error keeps what was measured."""
+        link = self.config.worktree.link
+        with checkout(self.repo, task.base, link=link, warn=self.warn) as workspace:
+            env = process.clean_env(cwd=workspace, extra={"GITGAUGE_JOB": "0"})
+            setup_error = self._setup(workspace, env, log_dir)
+            if setup_error is not None:
+                fields.update(status="error", errorKind="setup", errorMessage=setup_error)
+                return
+            outcome = planned.adapter.run(
+                AdapterContext(
+                    workspace=workspace,
+                    task=task,
+                    repo=self.repo,
+                    timeout_seconds=self.config.timeouts.adapter / 1000,
+                    env=env,
+                    log_dir=log_dir,
+                )
+            )
+            fields.update(_outcome_fields(outcome))
+            # Measured for failed agents too: the patch of a timed-out agent helps to see why.
+            diffstat.stage_all(self.repo, workspace, link=link)
+            stat = diffstat.diff_stat(self.repo, workspace, task.base, link=link)
+            fields.update(
+                diffFiles=stat.files, diffInsertions=stat.insertions, diffDeletions=stat.deletions
+            )
+            agent_patch = diffstat.patch(self.repo, workspace, task.base, link=link)
+            atomic_write_text(log_dir / "agent.patch", agent_patch)
+            if not outcome.ok:
+                return
+            try:
+                protection = protect(self.repo, workspace, task.base, link=link)
+                fields.update(reverted=protection.reverted, deleted=protection.deleted)
+                verdict = grade(self.repo, task, workspace, self.config, env=env, log_dir=log_dir)
+            except OSError as error:
+                # The agent left the tree in a shape files cannot be laid into (a file where
+                # `tests/` was, say): its work cannot be scored.
+                fields.update(
+                    status="error",
+                    errorKind="internal",
+                    errorMessage=f"could not lay the test files into the workspace: {error}",
+                )
+                return
+            fields.update(
+                status="resolved" if verdict.resolved else "unresolved",
+                regressed=verdict.regressed,
+                testExitCode=verdict.test.exit_code,
+                testTimedOut=verdict.test.timed_out,
+                testOutputTail=verdict.test.output_tail(),
+            )
+            if verdict.base_test is not None:
+                fields.update(
+                    baseTestExitCode=verdict.base_test.exit_code,
+                    baseTestOutputTail=verdict.base_test.output_tail(),
+                )
+
+    def _setup(self, workspace: Path, env: dict[str, str], log_dir: Path) -> str | None:
+        """Run setupCommand; the reason it failed, or None."""
+        if not self.config.setupCommand:
+            return None
+        result = process.run(
+            self.config.setupCommand,
+            cwd=workspace,
+            timeout_seconds=self.config.timeouts.setup / 1000,
+            env=env,
+            stdout_path=log_dir / "setup.stdout",
+            stderr_path=log_dir / "setup.stderr",
+        )
+        if result.ok:
+            return None
+        if result.timed_out:
+            how = f"timed out after {self.config.timeouts.setup / 1000:g}s (timeouts.setup)"
+        else:
+            how = f"exited {result.exit_code}"
+        tail = result.output_tail(300).strip()
+        return f"setupCommand {how}" + (f": {tail}" if tail else "")
+
+
+def _outcome_fields(outcome: AdapterOutcome) -> dict[str, Any]:
+    error_kind: ErrorKind | None = outcome.error_kind
+    fields: dict[str, Any] = {
+        "adapterSeconds": round(outcome.seconds, 3),
+        "costUsd": outcome.cost_usd,
+        "inputTokens": outcome.input_tokens,
+        "outputTokens": outcome.output_tokens,
+        "cacheCreationInputTokens": outcome.cache_creation_input_tokens,
+        "cacheReadInputTokens": outcome.cache_read_input_tokens,
+        "numTurns": outcome.num_turns,
+    }
+    if error_kind is not None:
+        fields.update(status="error", errorKind=error_kind, errorMessage=outcome.error_message)
+    return fields
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")

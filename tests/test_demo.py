@@ -1,0 +1,61 @@
+"""`gitgauge demo`, the README's first command: build the sample repository, mine it, run the gold
+and noop baselines, and print the report — gold resolves every task, noop none."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import run_gitgauge
+
+
+def test_demo_mines_runs_the_baselines_and_prints_the_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # gitgauge's worktrees go to a temporary directory of this test's own, checked empty below.
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private_tmp))
+    target = tmp_path / "demo"
+
+    outcome = run_gitgauge("demo", str(target), cwd=tmp_path)
+
+    assert outcome.returncode == 0, outcome.stderr
+    lines = outcome.stdout.splitlines()
+    assert "$ gitgauge mine" in lines
+    assert any(
+        line.startswith("$ gitgauge run -c .gitgauge/demo-configs/gold.yaml") for line in lines
+    )
+    header = next(index for index, line in enumerate(lines) if line.startswith("CONFIG"))
+    assert lines[header].split() == [
+        "CONFIG", "RESOLVED", "ERRORS", "REGRESS", "AVG", "COST", "AVG", "TIME", "AVG", "DIFF",
+    ]  # fmt: skip
+    gold, noop = lines[header + 2].split(), lines[header + 3].split()
+    assert gold[:5] == ["gold", "3/3", "0", "0", "-"]
+    assert noop[:5] == ["noop", "0/3", "0", "0", "-"]
+    assert noop[-1] == "0.0"  # noop changes nothing
+
+    # The report reads the same run back; only the demo's gitgauge.yaml is new in the checkout.
+    report = run_gitgauge("report", "--format", "json", cwd=target)
+    rows = {row["config"]: row for row in json.loads(report.stdout)}
+    assert (rows["gold"]["resolved"], rows["gold"]["tasks"]) == (3, 3)
+    assert (rows["noop"]["resolved"], rows["noop"]["tasks"]) == (0, 3)
+    assert [path.name for path in private_tmp.iterdir() if path.name.startswith("gitgauge-")] == []
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=target, capture_output=True, text=True, check=True
+    )
+    assert status.stdout == "?? gitgauge.yaml\n"
+
+
+def test_demo_refuses_a_directory_that_is_not_empty(tmp_path: Path) -> None:
+    target = tmp_path / "taken"
+    target.mkdir()
+    (target / "file.txt").write_text("mine\n", encoding="utf-8")
+
+    outcome = run_gitgauge("demo", str(target), cwd=tmp_path)
+
+    assert outcome.returncode == 1
+    assert "not an empty directory" in outcome.stderr
+    assert sorted(path.name for path in target.iterdir()) == ["file.txt"]

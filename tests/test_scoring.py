@@ -1,0 +1,206 @@
+"""Scoring an agent's work in a real throwaway worktree: diff size (new files in, linked paths
+out), protected files reverted or deleted, and the resolved / regressed test runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import GitRepo
+
+from gitgauge.git import Repository
+from gitgauge.records import RepoConfig, Task
+from gitgauge.scoring import diffstat
+from gitgauge.scoring.grade import grade
+from gitgauge.scoring.protect import WorkspaceEscape, protect
+from gitgauge.worktree import checkout
+
+LINK = [".venv"]
+APP = "def answer():\n    return 41\n\n\ndef name():\n    return 'app'\n"
+TEST_APP = "from app import answer\n\n\ndef test_answer():\n    assert answer() == 42\n"
+
+
+def no_warnings(message: str) -> None:
+    raise AssertionError(f"unexpected warning: {message}")
+
+
+@pytest.fixture
+def base_repo(git_repo: GitRepo) -> GitRepo:
+    # `.venv/` is ignored, yet the symlink that links it into a worktree is not a directory to
+    # git: only an explicit exclusion keeps it out of the diff.
+    git_repo.commit(
+        "initial",
+        files={
+            ".gitignore": ".venv/\n",
+            "app.py": APP,
+            "notes.txt": "one\ntwo\nthree\n",
+            "old_name.py": "x = 1\ny = 2\n",
+            "pytest.ini": "[pytest]\ntestpaths = tests\n",
+            "tests/test_app.py": TEST_APP,
+            "tests/test_other.py": "def test_other():\n    pass\n",
+        },
+    )
+    (git_repo.root / ".venv" / "lib").mkdir(parents=True)
+    (git_repo.root / ".venv" / "lib" / "site.py").write_text("# installed\n", encoding="utf-8")
+    return git_repo
+
+
+def head(repo: GitRepo) -> str:
+    return repo.git("rev-parse", "HEAD").strip()
+
+
+def test_diff_counts_every_change_against_base_but_not_linked_paths(base_repo: GitRepo) -> None:
+    repo = Repository(base_repo.root)
+    base = head(base_repo)
+    with checkout(repo, base, link=LINK, warn=no_warnings) as workspace:
+        assert (workspace / ".venv").is_symlink()
+        (workspace / "app.py").write_text(APP.replace("41", "42"), encoding="utf-8")  # +1 -1
+        (workspace / "helper.py").write_text("a = 1\nb = 2\nc = 3\n", encoding="utf-8")  # +3
+        (workspace / "notes.txt").unlink()  # -3
+        (workspace / "logo.png").write_bytes(b"\x89PNG\x00\x01\x02")  # binary: a file, no lines
+        (workspace / "old_name.py").rename(workspace / "new_name.py")  # a rename: no lines
+        # Through the link, into the user's real .venv: not the agent's diff.
+        (workspace / ".venv" / "lib" / "agent.py").write_text("1\n2\n", encoding="utf-8")
+
+        diffstat.stage_all(repo, workspace, link=LINK)
+        stat = diffstat.diff_stat(repo, workspace, base, link=LINK)
+        patch = diffstat.patch(repo, workspace, base, link=LINK)
+
+    by_path = {change.path: change for change in stat.changes}
+    assert sorted(by_path) == ["app.py", "helper.py", "logo.png", "new_name.py", "notes.txt"]
+    assert (stat.files, stat.insertions, stat.deletions) == (5, 4, 4)
+    assert by_path["logo.png"].binary
+    assert by_path["new_name.py"].old_path == "old_name.py"
+    assert "GIT binary patch" in patch and "+++ b/helper.py" in patch
+    assert ".venv" not in patch
+    # The user's checkout did not get the agent's files staged or written.
+    assert base_repo.git("status", "--porcelain") == ""
+    assert not (base_repo.root / "helper.py").exists()
+
+
+def test_an_untouched_workspace_has_an_empty_diff(base_repo: GitRepo) -> None:
+    repo = Repository(base_repo.root)
+    base = head(base_repo)
+    with checkout(repo, base, link=LINK, warn=no_warnings) as workspace:
+        diffstat.stage_all(repo, workspace, link=LINK)
+        stat = diffstat.diff_stat(repo, workspace, base, link=LINK)
+        patch = diffstat.patch(repo, workspace, base, link=LINK)
+
+    assert (stat.files, stat.insertions, stat.deletions) == (0, 0, 0)
+    assert patch == ""
+
+
+def test_protected_edits_are_reverted_and_new_test_infra_deleted(base_repo: GitRepo) -> None:
+    repo = Repository(base_repo.root)
+    base = head(base_repo)
+    with checkout(repo, base, link=LINK, warn=no_warnings) as workspace:
+        edits = {
+            "app.py": APP.replace("41", "42"),  # the real fix: kept
+            "tests/test_app.py": "def test_answer():\n    pass\n",  # weakened test: reverted
+            "pytest.ini": "[pytest]\naddopts = -k nothing\n",  # test infra: reverted
+            "conftest.py": "collect_ignore_glob = ['*']\n",  # new infra: deleted
+            "tests/conftest.py": "import pytest\n",  # new infra: deleted
+            "requirements-dev.txt": "pytest-skip\n",  # new infra: deleted
+            "tests/test_new.py": "def test_new():\n    pass\n",  # new plain test: kept
+        }
+        for path, text in edits.items():
+            (workspace / path).write_text(text, encoding="utf-8")
+        (workspace / "tests" / "test_other.py").unlink()  # deleted test: restored
+        diffstat.stage_all(repo, workspace, link=LINK)
+
+        protection = protect(repo, workspace, base, link=LINK)
+
+        assert protection.reverted == ["pytest.ini", "tests/test_app.py", "tests/test_other.py"]
+        assert protection.deleted == ["conftest.py", "requirements-dev.txt", "tests/conftest.py"]
+        assert (workspace / "tests" / "test_app.py").read_text(encoding="utf-8") == TEST_APP
+        assert (workspace / "pytest.ini").read_text(encoding="utf-8").endswith("= tests\n")
+        assert (workspace / "tests" / "test_other.py").exists()
+        for path in protection.deleted:
+            assert not (workspace / path).exists()
+        assert (workspace / "tests" / "test_new.py").exists()
+        assert "42" in (workspace / "app.py").read_text(encoding="utf-8")
+
+
+def test_a_symlinked_test_directory_is_never_written_through(
+    base_repo: GitRepo, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "test_app.py").write_text("precious\n", encoding="utf-8")
+    repo = Repository(base_repo.root)
+    base = head(base_repo)
+    with checkout(repo, base, link=LINK, warn=no_warnings) as workspace:
+        for path in (workspace / "tests").iterdir():
+            path.unlink()
+        (workspace / "tests").rmdir()
+        (workspace / "tests").symlink_to(outside)
+        diffstat.stage_all(repo, workspace, link=LINK)
+
+        with pytest.raises(WorkspaceEscape, match="tests is a symlink"):
+            protect(repo, workspace, base, link=LINK)
+
+    assert (outside / "test_app.py").read_text(encoding="utf-8") == "precious\n"
+    assert sorted(p.name for p in outside.iterdir()) == ["test_app.py"]
+
+
+# -- grade -----------------------------------------------------------------------------------------
+
+# The suite passes when value.txt equals tests/expected.txt. The fix changes both to 42, so its
+# test file expects 42 while the base's own test file still expects 41.
+CHECK = 'test "$(cat value.txt)" = "$(cat tests/expected.txt)"'
+
+
+@pytest.fixture
+def graded_task(git_repo: GitRepo) -> Task:
+    base = git_repo.commit(
+        "initial", files={"value.txt": "41\n", "tests/expected.txt": "41\n", "other.txt": "1\n"}
+    )
+    fix = git_repo.commit("fix: value", files={"value.txt": "42\n", "tests/expected.txt": "42\n"})
+    return Task(
+        id="fix-value",
+        base=base,
+        fix=fix,
+        subject="fix: value",
+        prompt="Fix the following bug:\n\nfix: value",
+        testFiles=["tests/expected.txt"],
+        promptQuality="title-only",
+        baseSuitePasses=True,
+        minedAt="2024-01-01T00:00:00+00:00",
+    )
+
+
+def run_grade(
+    root: Path, task: Task, value: str | None, tmp_path: Path
+) -> tuple[bool, bool | None]:
+    repo = Repository(root)
+    config = RepoConfig(testCommand=CHECK)
+    with checkout(repo, task.base, warn=no_warnings) as workspace:
+        if value is not None:
+            (workspace / "value.txt").write_text(value, encoding="utf-8")
+        verdict = grade(repo, task, workspace, config, env={"PATH": "/usr/bin:/bin"},
+                        log_dir=tmp_path / "logs")  # fmt: skip
+    assert (tmp_path / "logs" / "test.stdout").exists()
+    return verdict.resolved, verdict.regressed
+
+
+def test_grade_resolved_when_the_fix_tests_pass(
+    git_repo: GitRepo, graded_task: Task, tmp_path: Path
+) -> None:
+    # Passing the fix's tests breaks the base's own expectation: the suite-level check says so.
+    assert run_grade(git_repo.root, graded_task, "42\n", tmp_path) == (True, True)
+
+
+def test_grade_unresolved_without_regression_when_nothing_changed(
+    git_repo: GitRepo, graded_task: Task, tmp_path: Path
+) -> None:
+    assert run_grade(git_repo.root, graded_task, None, tmp_path) == (False, False)
+
+
+@pytest.mark.parametrize("base_suite_passes", [False, None])
+def test_regression_is_unknown_when_the_base_suite_did_not_pass(
+    git_repo: GitRepo, graded_task: Task, tmp_path: Path, base_suite_passes: bool | None
+) -> None:
+    task = graded_task.model_copy(update={"baseSuitePasses": base_suite_passes})
+
+    assert run_grade(git_repo.root, task, "42\n", tmp_path) == (True, None)
+    assert not (tmp_path / "logs" / "base-test.stdout").exists()
