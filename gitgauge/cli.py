@@ -237,10 +237,8 @@ _REWRITE_MODEL_OPTION = typer.Option(
 
 def _print_rewrite_totals(totals: RewriteTotals, how: str) -> None:
     cost = "not reported" if totals.cost_usd is None else f"${totals.cost_usd:.4f}"
-    _say(
-        f"prompts rewritten: {totals.rewritten} (original kept: {totals.kept}) with {how}; "
-        f"tokens: {totals.input_tokens} in, {totals.output_tokens} out; cost: {cost}"
-    )
+    _say(f"prompts rewritten: {totals.rewritten} (original kept: {totals.kept}), by {how}")
+    _say(f"  rewrite tokens:  {totals.input_tokens} in, {totals.output_tokens} out; cost: {cost}")
 
 
 @app.command()

@@ -81,7 +81,9 @@ def parse_config_text(text: str, model: type[Model], *, source: str) -> Model:
     except RecursionError:
         raise ConfigError(f"{source}: invalid YAML: nested too deeply") from None
     if raw is None:
-        raise ConfigError(f"{source}: the file is empty; {_required_hint(model)}")
+        # The file `gitgauge init` writes is all comments: say so, it is the usual first error.
+        what = "has only comments" if text.strip() else "is empty"
+        raise ConfigError(f"{source}: the file {what}; {_required_hint(model)}")
     if not isinstance(raw, dict):
         raise ConfigError(
             f"{source}: expected a mapping of keys (like `{_first_required(model)}: ...`), "

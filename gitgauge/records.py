@@ -128,6 +128,16 @@ class Task(BaseModel):
     """The setupCommand in force when this task was proved."""
     minedAt: StrictStr
     """UTC time of verification, ISO 8601."""
+    rewriteModel: StrictStr | None = None
+    """Model id that rewrote `prompt` (None: the prompt is the commit message's)."""
+    rewriteBackend: Literal["anthropic-sdk", "claude-cli"] | None = None
+    """How the rewrite was asked: the Anthropic Python SDK or the claude CLI."""
+    rewriteInputTokens: int | None = None
+    """Input tokens the rewrite used (cached ones included), as the backend reported them."""
+    rewriteOutputTokens: int | None = None
+    """Output tokens the rewrite used."""
+    rewriteCostUsd: float | None = None
+    """Cost the backend reported (the claude CLI's `total_cost_usd`; the SDK reports none)."""
 
 
 ResultStatus = Literal["resolved", "unresolved", "error"]
