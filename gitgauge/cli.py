@@ -28,7 +28,7 @@ from gitgauge.report import build_rows as report_rows
 from gitgauge.report import render as render_report
 from gitgauge.rewrite import DEFAULT_MODEL as DEFAULT_REWRITE_MODEL
 from gitgauge.rewrite import Rewriter, RewriteTotals, rewrite_tasks
-from gitgauge.run import PlannedConfig, plan_run
+from gitgauge.run import PlannedConfig, ResumeFrom, RunPlan, plan_resume, plan_run
 from gitgauge.run import execute as execute_run
 from gitgauge.store import Store, StoredRun
 from gitgauge.verify import REJECT_REASONS, Verdict
@@ -47,7 +47,7 @@ T = TypeVar("T")
 
 def main() -> None:
     try:
-        app()
+        app(args=_optional_resume_value(sys.argv[1:]))
     except SystemExit as exit_request:
         if exit_request.code == ExitCode.INTERRUPTED:
             # Cleanup is done. Leave now, skipping interpreter shutdown: Python restores the
@@ -56,6 +56,21 @@ def main() -> None:
             sys.stderr.flush()
             os._exit(int(ExitCode.INTERRUPTED))
         raise
+
+
+def _optional_resume_value(args: list[str]) -> list[str]:
+    """`run --resume` may stand without a run id (the latest run): give it the value `latest`,
+    since an option either always or never takes a value in click."""
+    fixed = list(args)
+    for index, arg in enumerate(fixed):
+        if arg == "--":
+            break
+        if arg == "--resume":
+            following = fixed[index + 1] if index + 1 < len(fixed) else None
+            if following is None or following.startswith("-"):
+                fixed.insert(index + 1, "latest")
+            break
+    return fixed
 
 
 def _say(message: str = "") -> None:
@@ -351,39 +366,72 @@ class ReportFormat(str, Enum):
 @app.command("run")
 def run_agents(
     config_files: Annotated[
-        list[Path],
+        list[Path] | None,
         typer.Option(
             "--config", "-c", help="An agent config YAML file; repeat to compare several."
         ),
-    ],
+    ] = None,
     task: Annotated[
         str | None, typer.Option("--task", help="Run only this task id (default: every task).")
     ] = None,
+    resume: Annotated[
+        str | None,
+        typer.Option(
+            "--resume",
+            help="Continue an interrupted run (default: the latest), skipping finished pairs.",
+        ),
+    ] = None,
+    retry_errors: Annotated[
+        bool, typer.Option("--retry-errors", help="With --resume: run errored pairs again.")
+    ] = False,
+    repeat: Annotated[
+        int,
+        typer.Option("--repeat", "-k", help="Independent attempts per config x task pair."),
+    ] = 1,
+    jobs: Annotated[str, _JOBS_OPTION] = "1",
     wait: Annotated[bool, _WAIT_OPTION] = False,
 ) -> None:
     """Run each agent config on each mined task, score it, and print the report."""
 
     def action() -> None:
+        if resume is None and retry_errors:
+            raise UsageError("--retry-errors goes with --resume")
+        if resume is not None and (config_files or task):
+            raise UsageError("--resume takes the configs and tasks of the run it continues")
+        if resume is None and not config_files:
+            raise UsageError("pass at least one agent config: gitgauge run -c config.yaml")
         repo = Repository(Path.cwd())
         config = load_repo_config(repo.root)
         store = Store(repo.root)
+        job_count = _parse_jobs(jobs)
         with exclusive(store.root, command="gitgauge run", wait=wait, on_wait=_warn):
             remove_stale(repo, report=_warn)
-            _run_and_report(repo, config, store, config_files, task_id=task)
+            if resume is not None:
+                plan, manifest = plan_resume(repo, store, resume, warn=_warn)
+                origin = ResumeFrom(manifest.runId, manifest, retry_errors=retry_errors)
+                _say(f"resuming run {manifest.runId}")
+            else:
+                plan = plan_run(repo, store, config_files or [], task_id=task, warn=_warn)
+                origin = None
+            _run_and_report(repo, config, store, plan, jobs=job_count, repeat=repeat, resume=origin)
 
-    _guarded(action, resume_hint="results of the pairs that finished are saved in .gitgauge/runs/")
+    _guarded(
+        action,
+        resume_hint="finished pairs are saved; `gitgauge run --resume` continues the run",
+    )
 
 
 def _run_and_report(
     repo: Repository,
     config: RepoConfig,
     store: Store,
-    config_files: list[Path],
+    plan: RunPlan,
     *,
-    task_id: str | None,
+    jobs: int,
+    repeat: int,
+    resume: ResumeFrom | None,
 ) -> None:
-    plan = plan_run(repo, store, config_files, task_id=task_id, warn=_warn)
-    progress = _RunProgress(total=len(plan.configs) * len(plan.tasks))
+    progress = _RunProgress(total=len(plan.configs) * len(plan.tasks) * repeat)
     try:
         outcome = execute_run(
             repo,
@@ -391,6 +439,9 @@ def _run_and_report(
             store,
             plan,
             warn=_warn,
+            jobs=jobs,
+            repeat=repeat,
+            resume=resume,
             on_start=progress.start,
             on_result=progress.result,
         )
@@ -503,7 +554,9 @@ def demo(
         config_files = write_demo_agent_configs(repo.root)
         _say("")
         _say("$ gitgauge run " + " ".join(f"-c {p.relative_to(repo.root)}" for p in config_files))
-        _run_and_report(repo, config, Store(repo.root), config_files, task_id=None)
+        store = Store(repo.root)
+        plan = plan_run(repo, store, config_files, task_id=None, warn=_warn)
+        _run_and_report(repo, config, store, plan, jobs=1, repeat=1, resume=None)
         _say("gold applies each real fix and should resolve every task; noop changes nothing")
         _say(f"and should resolve none. Try `gitgauge report` in {repo.root}.")
 

@@ -63,6 +63,13 @@ class WorktreeSettings(_HumanRecord):
         return names
 
 
+class RunSettings(_HumanRecord):
+    history: Literal["isolated", "full"] = "isolated"
+    """What git history an agent's workspace holds: `isolated` (default) only the history up to
+    the task's base, so no git command reaches the fix; `full` a worktree of your repository
+    (the spec's behaviour: every commit, the fix included, is readable)."""
+
+
 class RepoConfig(_HumanRecord):
     """`gitgauge.yaml` at the repository root."""
 
@@ -73,6 +80,7 @@ class RepoConfig(_HumanRecord):
     mine: MineSettings = Field(default_factory=MineSettings)
     timeouts: Timeouts = Field(default_factory=Timeouts)
     worktree: WorktreeSettings = Field(default_factory=WorktreeSettings)
+    run: RunSettings = Field(default_factory=RunSettings)
 
 
 class AgentConfig(_HumanRecord):
@@ -157,6 +165,8 @@ class RunResult(BaseModel):
     """Agent config name."""
     task: StrictStr
     """Task id."""
+    attempt: StrictInt = 1
+    """Which attempt of this pair (`run --repeat N` makes N independent attempts)."""
     status: ResultStatus
     """resolved / unresolved, or error when setup or the adapter failed (not scored)."""
     errorKind: ErrorKind | None = None
@@ -205,5 +215,9 @@ class RunManifest(BaseModel):
     testCommand: StrictStr
     setupCommand: StrictStr | None = None
     timeouts: Timeouts
+    repeat: StrictInt = 1
+    """Attempts per config x task pair."""
+    history: StrictStr = "isolated"
+    """`run.history` in force: isolated or full."""
     startedAt: StrictStr
     finishedAt: StrictStr | None = None

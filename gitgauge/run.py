@@ -9,7 +9,10 @@ an interrupted run keeps every finished pair. An agent's crash or timeout is a r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import queue
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -25,7 +28,8 @@ from gitgauge.scoring import diffstat
 from gitgauge.scoring.grade import grade
 from gitgauge.scoring.protect import WorkspaceEscape, protect
 from gitgauge.store import Store, atomic_write_text, config_dir_name, new_run_id
-from gitgauge.worktree import Warn, checkout
+from gitgauge.workspace import TaskWorkspaces
+from gitgauge.worktree import Warn
 
 KNOWN_IDS_SHOWN = 5
 """How many known task ids an unknown `--task` error lists."""
@@ -120,6 +124,61 @@ def _select_tasks(repo: Repository, store: Store, task_id: str | None, *, warn: 
     return usable
 
 
+@dataclass(frozen=True)
+class ResumeFrom:
+    """An earlier run to continue (`run --resume`)."""
+
+    run_id: str
+    manifest: RunManifest
+    retry_errors: bool = False
+    """Run again the pairs that ended as errors."""
+
+
+def plan_resume(
+    repo: Repository, store: Store, run_id: str | None, *, warn: Warn
+) -> tuple[RunPlan, RunManifest]:
+    """The configs and tasks of an earlier run, refusing a config file that changed since."""
+    runs = [run for run in store.load_runs(warn=warn) if run.manifest is not None]
+    if not runs:
+        raise TaskError(f"no run to resume in {store.runs_dir}: start one with `gitgauge run`")
+    if run_id is None or run_id == "latest":
+        stored = runs[-1]
+    else:
+        matches = [run for run in runs if run.run_id == run_id]
+        if not matches:
+            known = ", ".join(run.run_id for run in runs[-KNOWN_IDS_SHOWN:])
+            raise TaskError(f"unknown run {run_id!r}; recent runs: {known}")
+        stored = matches[0]
+    manifest = stored.manifest
+    assert manifest is not None
+    configs: list[PlannedConfig] = []
+    for source, recorded in zip(manifest.configFiles, manifest.configs, strict=True):
+        current = load_agent_config(Path(source))
+        if current != recorded:
+            raise ConfigError(
+                f"{source}: changed since run {manifest.runId} started; resuming would mix two "
+                "configurations under one name: restore it, or start a new run"
+            )
+        configs.append(PlannedConfig(current, source, create(current, source=source)))
+    for planned in configs:
+        planned.adapter.check()
+    by_id = {task.id: task for task in store.load_tasks(warn=warn)}
+    tasks: list[Task] = []
+    for task_id in manifest.tasks:
+        if task_id in by_id:
+            tasks.append(by_id[task_id])
+        else:
+            warn(f"task {task_id} of run {manifest.runId} is no longer in {store.tasks_dir}")
+    return RunPlan(configs=configs, tasks=tasks), manifest
+
+
+@dataclass(frozen=True)
+class _PairJob:
+    planned: PlannedConfig
+    task: Task
+    attempt: int
+
+
 def execute(
     repo: Repository,
     repo_config: RepoConfig,
@@ -127,34 +186,149 @@ def execute(
     plan: RunPlan,
     *,
     warn: Warn,
+    jobs: int = 1,
+    repeat: int = 1,
+    resume: ResumeFrom | None = None,
     on_start: Callable[[PlannedConfig, Task], None] = lambda planned, task: None,
     on_result: Callable[[RunResult], None] = lambda result: None,
 ) -> RunOutcome:
-    run_id = new_run_id()
-    manifest = RunManifest(
-        runId=run_id,
-        gitgaugeVersion=__version__,
-        configs=[planned.config for planned in plan.configs],
-        configFiles=[planned.source for planned in plan.configs],
-        tasks=[task.id for task in plan.tasks],
-        testCommand=repo_config.testCommand,
-        setupCommand=repo_config.setupCommand,
-        timeouts=repo_config.timeouts,
-        startedAt=_now(),
-    )
+    """Run every pair (task-major, so a task's workspace source is prepared once and reused by
+    every config and attempt), `jobs` at a time; results come back in a stable order."""
+    if jobs <= 0:
+        raise UsageError(f"--jobs must be a positive number, got {jobs}")
+    if repeat <= 0:
+        raise UsageError(f"--repeat must be a positive number, got {repeat}")
+    if resume is not None:
+        manifest = resume.manifest.model_copy(update={"finishedAt": None})
+        repeat = manifest.repeat
+    else:
+        manifest = RunManifest(
+            runId=new_run_id(),
+            gitgaugeVersion=__version__,
+            configs=[planned.config for planned in plan.configs],
+            configFiles=[str(Path(planned.source).resolve()) for planned in plan.configs],
+            tasks=[task.id for task in plan.tasks],
+            testCommand=repo_config.testCommand,
+            setupCommand=repo_config.setupCommand,
+            timeouts=repo_config.timeouts,
+            repeat=repeat,
+            history=repo_config.run.history,
+            startedAt=_now(),
+        )
     store.save_manifest(manifest)
+    run_id = manifest.runId
+
     results: list[RunResult] = []
+    pending: list[_PairJob] = []
+    for task in plan.tasks:
+        for planned in plan.configs:
+            for attempt in range(1, repeat + 1):
+                path = store.result_path(run_id, planned.config.name, task.id, attempt)
+                done = store.load_result(path) if resume is not None else None
+                if done is not None and not (
+                    resume and resume.retry_errors and done.status == "error"
+                ):
+                    results.append(done)
+                else:
+                    pending.append(_PairJob(planned, task, attempt))
+
     pair = _Pair(repo, repo_config, store, run_id, warn)
-    for planned in plan.configs:
-        for task in plan.tasks:
-            on_start(planned, task)
-            result = pair.run(planned, task)
-            store.save_result(result)
-            results.append(result)
-            on_result(result)
+    sources = _TaskSources(repo, repo_config, warn, [job.task for job in pending])
+    for result in _run_all(pending, pair, sources, jobs=jobs, on_start=on_start):
+        store.save_result(result)
+        results.append(result)
+        on_result(result)
     manifest = manifest.model_copy(update={"finishedAt": _now()})
     store.save_manifest(manifest)
     return RunOutcome(run_id=run_id, manifest=manifest, results=results)
+
+
+class _TaskSources:
+    """Each task's workspace source (an isolated history copy), prepared when its first pair
+    starts and removed when its last pair is done."""
+
+    def __init__(self, repo: Repository, config: RepoConfig, warn: Warn, tasks: list[Task]) -> None:
+        self.repo = repo
+        self.config = config
+        self.warn = warn
+        self.remaining: dict[str, int] = {}
+        for task in tasks:
+            self.remaining[task.id] = self.remaining.get(task.id, 0) + 1
+        self.prepared: dict[str, TaskWorkspaces] = {}
+        self.locks: dict[str, threading.Lock] = {task.id: threading.Lock() for task in tasks}
+        self.guard = threading.Lock()
+
+    def acquire(self, task: Task) -> TaskWorkspaces:
+        with self.locks[task.id]:
+            prepared = self.prepared.get(task.id)
+            if prepared is None:
+                prepared = TaskWorkspaces(
+                    self.repo,
+                    task.base,
+                    history=self.config.run.history,
+                    link=self.config.worktree.link,
+                    warn=self.warn,
+                ).__enter__()
+                self.prepared[task.id] = prepared
+            return prepared
+
+    def release(self, task: Task) -> None:
+        with self.guard:
+            self.remaining[task.id] -= 1
+            last = self.remaining[task.id] == 0
+        if last:
+            with self.locks[task.id]:
+                prepared = self.prepared.pop(task.id, None)
+            if prepared is not None:
+                prepared.__exit__(None, None, None)
+
+    def close(self) -> None:
+        for task_id in list(self.prepared):
+            self.prepared.pop(task_id).__exit__(None, None, None)
+
+
+def _run_all(
+    pending: list[_PairJob],
+    pair: _Pair,
+    sources: _TaskSources,
+    *,
+    jobs: int,
+    on_start: Callable[[PlannedConfig, Task], None],
+) -> Iterator[RunResult]:
+    if not pending:
+        return
+    slots: queue.Queue[int] = queue.Queue()
+    for slot in range(jobs):
+        slots.put(slot)
+
+    def run_one(job: _PairJob) -> RunResult:
+        slot = slots.get()
+        try:
+            on_start(job.planned, job.task)
+            prepared = sources.acquire(job.task)
+            try:
+                return pair.run(job.planned, job.task, prepared, attempt=job.attempt, slot=slot)
+            finally:
+                sources.release(job.task)
+        finally:
+            slots.put(slot)
+
+    executor = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="gitgauge-run")
+    futures: list[Future[RunResult]] = [executor.submit(run_one, job) for job in pending]
+    try:
+        for future in futures:
+            yield future.result()
+    except BaseException:
+        # Interrupted: start nothing new, kill what runs, let the workers remove workspaces.
+        for future in futures:
+            future.cancel()
+        process.cancel_all()
+        executor.shutdown(wait=True, cancel_futures=True)
+        sources.close()
+        process.clear_cancel()
+        raise
+    executor.shutdown(wait=True)
+    sources.close()
 
 
 class _Pair:
@@ -169,35 +343,61 @@ class _Pair:
         self.run_id = run_id
         self.warn = warn
 
-    def run(self, planned: PlannedConfig, task: Task) -> RunResult:
+    def run(
+        self,
+        planned: PlannedConfig,
+        task: Task,
+        prepared: TaskWorkspaces,
+        *,
+        attempt: int = 1,
+        slot: int = 0,
+    ) -> RunResult:
         started = _now()
-        log_dir = self.store.log_dir(self.run_id, planned.config.name, task.id)
+        log_dir = self.store.log_dir(self.run_id, planned.config.name, task.id, attempt)
         log_dir.mkdir(parents=True, exist_ok=True)
         fields: dict[str, Any] = {}
+        checkout_before = self.repo.checkout_state()
         try:
-            self._score(planned, task, log_dir, fields)
+            self._score(planned, task, prepared, log_dir, fields, slot=slot)
         except WorkspaceEscape as error:
             fields.update(status="error", errorKind="escaped-workspace", errorMessage=str(error))
         except GitGaugeError as error:
             # A git failure in one workspace (a missing object, a full disk) spoils this pair
             # only; the message says what happened.
             fields.update(status="error", errorKind="internal", errorMessage=str(error))
+        if self.repo.checkout_state() != checkout_before:
+            # Never undo it: it may be the user's own work (or a concurrent pair's, with -j).
+            message = (
+                f"your checkout {self.repo.root} changed while {planned.config.name} worked on "
+                f"{task.id} (HEAD, branches, index, working tree or stash): the agent left its "
+                "workspace; check `git status` and `git stash list`. Nothing was undone."
+            )
+            self.warn(message)
+            fields.update(status="error", errorKind="escaped-workspace", errorMessage=message)
         return RunResult(
             runId=self.run_id,
             config=planned.config.name,
             task=task.id,
+            attempt=attempt,
             startedAt=started,
             finishedAt=_now(),
             **fields,
         )
 
     def _score(
-        self, planned: PlannedConfig, task: Task, log_dir: Path, fields: dict[str, Any]
+        self,
+        planned: PlannedConfig,
+        task: Task,
+        prepared: TaskWorkspaces,
+        log_dir: Path,
+        fields: dict[str, Any],
+        *,
+        slot: int,
     ) -> None:
         """Fill `fields` of the result step by step, so an error keeps what was measured."""
         link = self.config.worktree.link
-        with checkout(self.repo, task.base, link=link, warn=self.warn) as workspace:
-            env = process.clean_env(cwd=workspace, extra={"GITGAUGE_JOB": "0"})
+        with prepared.workspace() as workspace:
+            env = process.clean_env(cwd=workspace, extra={"GITGAUGE_JOB": str(slot)})
             setup_error = self._setup(workspace, env, log_dir)
             if setup_error is not None:
                 fields.update(status="error", errorKind="setup", errorMessage=setup_error)

@@ -167,11 +167,25 @@ class Store:
     def run_dir(self, run_id: str) -> Path:
         return self.runs_dir / run_id
 
-    def result_path(self, run_id: str, config_name: str, task_id: str) -> Path:
-        return self.run_dir(run_id) / "results" / config_dir_name(config_name) / f"{task_id}.json"
+    def result_path(self, run_id: str, config_name: str, task_id: str, attempt: int = 1) -> Path:
+        # Attempt 1 keeps the plain name, so a run without --repeat has the documented layout.
+        name = f"{task_id}.json" if attempt == 1 else f"{task_id}.attempt-{attempt}.json"
+        return self.run_dir(run_id) / "results" / config_dir_name(config_name) / name
 
-    def log_dir(self, run_id: str, config_name: str, task_id: str) -> Path:
-        return self.run_dir(run_id) / "logs" / config_dir_name(config_name) / task_id
+    def log_dir(self, run_id: str, config_name: str, task_id: str, attempt: int = 1) -> Path:
+        folder = self.run_dir(run_id) / "logs" / config_dir_name(config_name) / task_id
+        return folder if attempt == 1 else folder / f"attempt-{attempt}"
+
+    def load_result(self, path: Path) -> RunResult | None:
+        """A finished pair's result, or None when there is none (or it cannot be read)."""
+        loaded = _load_record(path, RunResult, RESULT_SCHEMA_VERSION)
+        return loaded if isinstance(loaded, RunResult) else None
+
+    def load_run(self, run_id: str, *, warn: Callable[[str], None]) -> StoredRun | None:
+        for run in self.load_runs(warn=warn):
+            if run.run_id == run_id:
+                return run
+        return None
 
     def save_manifest(self, manifest: RunManifest) -> Path:
         path = self.run_dir(manifest.runId) / "run.json"
@@ -179,7 +193,7 @@ class Store:
         return path
 
     def save_result(self, result: RunResult) -> Path:
-        path = self.result_path(result.runId, result.config, result.task)
+        path = self.result_path(result.runId, result.config, result.task, result.attempt)
         atomic_write_json(path, result.model_dump(mode="json"))
         return path
 

@@ -141,11 +141,15 @@ def run_gitgauge(
 
 
 @pytest.fixture
-def no_stray_worktrees() -> Iterator[None]:
-    """Fail when a test leaves a gitgauge temporary directory behind."""
+def no_stray_worktrees(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Give gitgauge (in this process and its subprocesses) a private temporary directory, and
+    fail when the test leaves anything in it: a worktree, a history copy, a temp file."""
     import tempfile
 
-    before = set(Path(tempfile.gettempdir()).glob("gitgauge-wt-*"))
+    private = tmp_path / "gitgauge-tmp"
+    private.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private))
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
     yield
-    after = set(Path(tempfile.gettempdir()).glob("gitgauge-wt-*"))
-    assert after <= before, f"gitgauge left temporary worktrees: {sorted(after - before)}"
+    left = sorted(p.name for p in private.iterdir())
+    assert not left, f"gitgauge left temporary files behind: {left}"

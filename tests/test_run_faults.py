@@ -1,0 +1,231 @@
+"""`gitgauge run` under faults: interrupt and resume, retried errors, parallel pairs, agents that
+try to read the fix or leave their workspace, and the environment agents get."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import GITGAUGE, GitRepo, run_gitgauge
+from test_run import (  # noqa: F401 - fixtures are used by name
+    agent_config,
+    configs_args,
+    demo,
+    mined_demo,
+    private_tmp,
+    write_gitgauge_yaml,
+)
+
+# Sleeps until a flag file exists, then changes nothing: an agent to interrupt.
+SLEEPY = 'while [ ! -e "{flag}" ]; do sleep 0.1; done'
+
+
+def _results(repo: GitRepo) -> dict[tuple[str, str, int], dict[str, object]]:
+    found = {}
+    for path in (repo.root / ".gitgauge" / "runs").glob("*/results/*/*.json"):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        found[(data["config"], data["task"], data["attempt"])] = data
+    return found
+
+
+def _report(repo: GitRepo) -> list[dict[str, object]]:
+    outcome = run_gitgauge("report", "--format", "json", cwd=repo.root)
+    assert outcome.returncode == 0, outcome.stderr
+    rows: list[dict[str, object]] = json.loads(outcome.stdout)
+    for row in rows:  # times differ between runs; everything else must not
+        row.pop("avgAdapterSeconds", None)
+        row.pop("run", None)
+    return rows
+
+
+def _wait_for(condition: object, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():  # type: ignore[operator]
+            return
+        time.sleep(0.1)
+    raise AssertionError("timed out waiting")
+
+
+def test_an_interrupted_run_resumes_to_the_report_of_an_uninterrupted_one(
+    demo: GitRepo, tmp_path: Path
+) -> None:
+    flag = tmp_path / "go"
+    folder = tmp_path / "configs"
+    gold = agent_config(folder, "gold", adapter="gold")
+    sleepy = agent_config(folder, "sleepy", adapter="script", command=SLEEPY.format(flag=flag))
+
+    child = subprocess.Popen(
+        [*GITGAUGE, "run", *configs_args(gold, sleepy)],
+        cwd=demo.root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _wait_for(lambda: any(key[0] == "gold" for key in _results(demo)))
+    time.sleep(0.5)  # sleepy is now waiting on its flag
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 130, (out, err)
+    assert "gitgauge run --resume" in err
+    finished = _results(demo)
+    assert [key[0] for key in finished] == ["gold"]  # what finished is on disk, and parses
+    assert "gitgauge-wt-" not in demo.git("worktree", "list")
+
+    # A config file that changed since is refused, naming it.
+    original = Path(sleepy).read_text(encoding="utf-8")
+    Path(sleepy).write_text(original + "model: other\n", encoding="utf-8")
+    refused = run_gitgauge("run", "--resume", cwd=demo.root)
+    assert refused.returncode == 1 and sleepy in refused.stderr and "changed" in refused.stderr
+    Path(sleepy).write_text(original, encoding="utf-8")
+
+    flag.touch()
+    resumed = run_gitgauge("run", "--resume", cwd=demo.root)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resuming run" in resumed.stdout
+    assert len(list((demo.root / ".gitgauge" / "runs").iterdir())) == 1
+    after_resume = _report(demo)
+
+    # The same configs, uninterrupted, in a new run: the same report.
+    fresh = run_gitgauge("run", *configs_args(gold, sleepy), cwd=demo.root)
+    assert fresh.returncode == 0, fresh.stderr
+    assert _report(demo) == after_resume
+    assert [(row["config"], row["resolved"], row["tasks"]) for row in after_resume] == [
+        ("gold", 3, 3),
+        ("sleepy", 0, 3),
+    ]
+
+
+def test_resume_retries_errored_pairs_only_when_asked(demo: GitRepo, tmp_path: Path) -> None:
+    flag = tmp_path / "healthy"
+    flaky = agent_config(
+        tmp_path / "configs",
+        "flaky",
+        adapter="script",
+        command=f'[ -e "{flag}" ] || {{ echo down >&2; exit 3; }}',
+    )
+    first = run_gitgauge("run", "-c", flaky, cwd=demo.root)
+    assert first.returncode == 0, first.stderr
+    assert {r["status"] for r in _results(demo).values()} == {"error"}
+
+    flag.touch()
+    plain = run_gitgauge("run", "--resume", cwd=demo.root)
+    assert plain.returncode == 0
+    assert {r["status"] for r in _results(demo).values()} == {"error"}  # finished pairs stay
+
+    retried = run_gitgauge("run", "--resume", "--retry-errors", cwd=demo.root)
+    assert retried.returncode == 0, retried.stderr
+    assert {r["status"] for r in _results(demo).values()} == {"unresolved"}
+
+
+def test_two_jobs_give_the_results_of_one(demo: GitRepo, tmp_path: Path) -> None:
+    folder = tmp_path / "configs"
+    configs = configs_args(
+        agent_config(folder, "gold", adapter="gold"), agent_config(folder, "noop", adapter="noop")
+    )
+    serial = run_gitgauge("run", *configs, "-j", "1", cwd=demo.root)
+    serial_report = _report(demo)
+    parallel = run_gitgauge("run", *configs, "-j", "2", cwd=demo.root)
+    assert serial.returncode == 0 and parallel.returncode == 0, parallel.stderr
+    assert _report(demo) == serial_report
+
+    def pair_lines(text: str) -> list[str]:  # "config  task  status ..." without the time
+        return [line.split("  time")[0] for line in text.splitlines() if "  cost " in line]
+
+    assert pair_lines(parallel.stdout) == pair_lines(serial.stdout)
+
+
+CHEAT = r"""
+{
+  git log --all --format='%H %s'
+  git reflog --all
+  git rev-list --all
+  git cat-file --batch-all-objects --batch | tr -d '\0'
+  git stash list
+  cat .git
+  grep -rIa "$GITGAUGE_TASK_ID" .. ../.. 2>/dev/null | head -3
+} > "$CHEAT_OUT.$GITGAUGE_TASK_ID" 2>&1
+"""
+
+
+@pytest.mark.parametrize("history", ["isolated", "full"])
+def test_a_cheating_agent_reads_nothing_of_the_fix_unless_history_is_full(
+    demo: GitRepo, tmp_path: Path, history: str
+) -> None:
+    write_gitgauge_yaml(demo.root)
+    with open(demo.root / "gitgauge.yaml", "a", encoding="utf-8") as config:
+        config.write(f"run:\n  history: {history}\n")
+    out = tmp_path / "cheat"
+    script = tmp_path / "cheat.sh"
+    script.write_text(CHEAT, encoding="utf-8")
+    cheat = agent_config(tmp_path / "configs", "cheat", adapter="script", command=f"sh {script}")
+    env = dict(os.environ, CHEAT_OUT=str(out))
+    outcome = run_gitgauge("run", "-c", cheat, cwd=demo.root, env=env)
+    assert outcome.returncode == 0, outcome.stderr
+    leaks = []
+    for path in (demo.root / ".gitgauge" / "tasks").glob("*.yaml"):
+        task = yaml.safe_load(path.read_text(encoding="utf-8"))
+        found = Path(f"{out}.{task['id']}").read_text(encoding="utf-8", errors="replace")
+        # Each task's own fix: its sha, its subject, its test file's new contents.
+        assert task["base"] in found  # history up to base is there
+        if task["fix"] in found or task["subject"] in found:
+            leaks.append(task["id"])
+    if history == "isolated":
+        assert leaks == []
+    else:
+        assert len(leaks) == 3, "the search must find every fix when history is full"
+
+
+def test_an_agent_that_changes_the_users_checkout_is_an_error_and_nothing_is_undone(
+    demo: GitRepo, tmp_path: Path
+) -> None:
+    escape = agent_config(
+        tmp_path / "configs",
+        "escape",
+        adapter="script",
+        command='echo "mine now" > "$USER_CHECKOUT/escaped.txt"',
+    )
+    env = dict(os.environ, USER_CHECKOUT=str(demo.root))
+    outcome = run_gitgauge("run", "-c", escape, cwd=demo.root, env=env)
+    assert outcome.returncode == 0, outcome.stderr
+    assert "changed while escape worked" in outcome.stderr
+    results = _results(demo)
+    assert {r["errorKind"] for r in results.values()} == {"escaped-workspace"}
+    assert (demo.root / "escaped.txt").read_text() == "mine now\n"  # not silently undone
+
+
+def test_agents_get_a_clean_environment(demo: GitRepo, tmp_path: Path) -> None:
+    seen = tmp_path / "env.json"
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import json, os, sys\n"
+        "keys = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'OLDPWD', 'PWD', 'HOME']\n"
+        "json.dump({k: os.environ.get(k) for k in keys} | {'cwd': os.getcwd()},"
+        " open(sys.argv[1], 'w'))\n",
+        encoding="utf-8",
+    )
+    config = agent_config(
+        tmp_path / "configs", "probe", adapter="script", command=f"{sys.executable} {probe} {seen}"
+    )
+    task_id = sorted(p.stem for p in (demo.root / ".gitgauge" / "tasks").glob("*.yaml"))[0]
+    env = dict(
+        os.environ,
+        GIT_INDEX_FILE=str(demo.root / ".git" / "index"),
+        OLDPWD=str(demo.root),
+        PWD=str(demo.root),
+    )
+    outcome = run_gitgauge("run", "-c", config, "--task", task_id, cwd=demo.root, env=env)
+    assert outcome.returncode == 0, outcome.stderr
+    agent_env = json.loads(seen.read_text(encoding="utf-8"))
+    assert agent_env["GIT_DIR"] is None and agent_env["GIT_WORK_TREE"] is None
+    assert agent_env["GIT_INDEX_FILE"] is None
+    assert agent_env["OLDPWD"] is None
+    assert agent_env["PWD"] == agent_env["cwd"] != str(demo.root)
+    assert agent_env["HOME"] == os.environ["HOME"]
