@@ -71,13 +71,20 @@ def checkout(
                 "links": list(link),
             }
             (holder / OWNER_FILE).write_text(json.dumps(owner), encoding="utf-8")
-        path = holder / "worktree"
+        path = worktree_path(holder)
         host.worktree_add(path, commit)
         link_directories(link_from or host.root, path, link, warn=warn)
         yield path
     finally:
         if holder is not None:
             remove(host, holder)
+
+
+def worktree_path(holder: Path) -> Path:
+    """The worktree inside its holder. Named after the holder, not a fixed name: git names a
+    worktree's admin directory after its base name, and concurrent `git worktree add`s of one
+    name race for `.git/worktrees/<name>`."""
+    return holder / ("w" + holder.name.removeprefix(TEMP_PREFIX))
 
 
 def remove(repo: WorktreeHost, holder: Path) -> None:
@@ -90,7 +97,7 @@ def remove(repo: WorktreeHost, holder: Path) -> None:
 
 
 def _remove(repo: WorktreeHost, holder: Path) -> None:
-    path = holder / "worktree"
+    path = worktree_path(holder)
     if path.exists():
         # Unlink the links first: removal must never reach into the user's real node_modules.
         owner = _read_owner(holder) or {}
@@ -177,9 +184,12 @@ def lay_files(repo: Repository, commit: str, paths: Sequence[str], dest: Path) -
     it (bytes, executable bit, symlinks), deleted when it does not.
 
     Reads from the user's repository, so it works in workspaces whose history ends before
-    `commit`.
+    `commit`. A submodule pointer is left alone: worktrees have no submodule checkouts, and
+    deleting the empty directory that stands for one would show up as a change.
     """
     for path in paths:
+        if repo.is_submodule(commit, path):
+            continue
         blob = repo.read_blob(commit, path)
         target = dest / path
         if target.is_symlink() or target.is_file():

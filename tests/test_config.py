@@ -145,6 +145,7 @@ def test_the_example_file_documents_and_sets_every_key() -> None:
     assert set(raw["mine"]) == {"last"}
     assert set(raw["timeouts"]) == {"test", "setup", "adapter"}
     assert set(raw["worktree"]) == {"link"}
+    assert set(raw["run"]) == {"history"}
     assert config.testCommand
 
 
@@ -201,7 +202,7 @@ def _accepts_or_config_error(text: str) -> None:
 
 _KEYS = st.sampled_from(
     ["testCommand", "setupCommand", "mine", "last", "timeouts", "test", "setup", "adapter"]
-    + ["worktree", "link"]
+    + ["worktree", "link", "run", "history", "isolated", "full"]
 )
 _SCALARS = (
     st.none()

@@ -13,7 +13,7 @@ from gitgauge.records import RepoConfig
 
 TEMPLATE_DIR = Path(__file__).parents[1] / ".gitgauge-template"
 KEYS = ("testCommand", "setupCommand", "mine", "last", "timeouts", "test", "setup", "adapter")
-KEYS += ("worktree", "link")
+KEYS += ("worktree", "link", "run", "history")
 
 
 def test_init_from_a_subdirectory_writes_both_files_at_the_root(git_repo: GitRepo) -> None:
