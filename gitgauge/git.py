@@ -6,6 +6,8 @@ never GitPython objects.
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
 import stat
 import threading
 from collections.abc import Iterator, Sequence
@@ -13,15 +15,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-import git as gitpython
-
 from gitgauge import process
 from gitgauge.errors import GitError, NotAGitRepository
+
+# Without git on PATH, GitPython raises at import time (a traceback before any command runs);
+# quiet, so that `Repository` can say so in one line instead (and not in agents' environment).
+_REFRESH_WAS_SET = "GIT_PYTHON_REFRESH" in os.environ
+os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")
+import git as gitpython  # noqa: E402
+
+if not _REFRESH_WAS_SET:
+    del os.environ["GIT_PYTHON_REFRESH"]
 
 # Hooks of the user's repository must never run in gitgauge's worktrees (a post-checkout hook
 # could install things, or take minutes). An empty hooks path disables them all.
 _NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
 _COMMIT_MARK = "\x01"
+_GITLINK_MODE = 0o160000
 
 
 def fingerprint(root: Path) -> str:
@@ -89,6 +99,8 @@ class Repository:
         # GitPython keeps a persistent `git cat-file` per Repo object, which is not safe to share
         # between threads (`-j`): each thread gets its own.
         self._local = threading.local()
+        if shutil.which("git") is None:
+            raise GitError("git was not found on PATH: install git, or add it to PATH")
         try:
             self._local.repo = gitpython.Repo(start, search_parent_directories=True)
         except (gitpython.InvalidGitRepositoryError, gitpython.NoSuchPathError):
@@ -152,6 +164,14 @@ class Repository:
         if entry.type != "blob":  # a directory or a submodule: not a file we can lay down
             return None
         return Blob(mode=int(entry.mode), data=entry.data_stream.read())
+
+    def is_submodule(self, commit: str, path: str) -> bool:
+        """Whether `path` is a submodule pointer (a gitlink) in `commit`."""
+        try:
+            entry = self._repo.commit(commit).tree[path]
+        except KeyError:
+            return False
+        return stat.S_IFMT(int(entry.mode)) == _GITLINK_MODE
 
     def commit_info(self, sha: str) -> Commit:
         """One commit with its changes against its first parent."""
@@ -345,7 +365,9 @@ class HistoryCopy:
     @classmethod
     def create(cls, source: Repository, commit: str, root: Path) -> HistoryCopy:
         """Copy the objects reachable from `commit` (and nothing else) into a new bare repo."""
-        _git_ok(["git", "init", "--bare", "--quiet", str(root)], cwd=root.parent)
+        # No template: the user's init.templateDir may hold hooks, which must never run when an
+        # agent commits in the workspace (and git's sample hooks are only dead weight here).
+        _git_ok(["git", "init", "--bare", "--quiet", "--template=", str(root)], cwd=root.parent)
         # One pack of exactly the commits, trees and blobs reachable from `commit`.
         pack_base = root / "objects" / "pack" / "pack"
         result = process.run(

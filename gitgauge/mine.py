@@ -9,7 +9,7 @@ import hashlib
 import json
 import queue
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -26,8 +26,11 @@ from gitgauge.worktree import Warn, warn_once
 # the command is wrong, and verifying 200 candidates will not make it right.
 START_FAILURES_BEFORE_GIVING_UP = 3
 
-# Not remembered: a command that could not start says nothing about the commit.
-_NOT_REMEMBERED = frozenset({"test command failed to start"})
+FAILED_TO_START = "test command failed to start"
+
+# Not remembered: a command that could not start says nothing about the commit, and a parent
+# missing from a shallow clone is there after `git fetch --unshallow`.
+_NOT_REMEMBERED = frozenset({FAILED_TO_START, "no parent commit available"})
 
 
 @dataclass
@@ -152,28 +155,43 @@ def mine(
             to_verify.append(candidate)
 
     start_failures = 0
-    for verdict in _verify_all(repo, config, to_verify, jobs=jobs, warn=warn, events=events):
-        if verdict.task is not None:
-            task = prepare_task(verdict.task, verdict.commit) if prepare_task else verdict.task
-            store.save_task(task)
-            summary.tasks.append(task)
-            start_failures = 0
-        else:
-            assert verdict.reason is not None
-            summary.rejected[verdict.reason] += 1
-            start_failures = start_failures + 1 if verdict.reason in _NOT_REMEMBERED else 0
-        if verdict.reason not in _NOT_REMEMBERED:
-            _remember(store, config, verdict)
-        events.on_verdict(verdict)
-        # Not fewer for a short list: commits whose own runner script was broken are never
-        # remembered, so a later mine may have only them left, and the command is fine.
-        if start_failures >= START_FAILURES_BEFORE_GIVING_UP:
-            raise ConfigError(
-                f"testCommand {config.testCommand!r} failed to start (not found or not "
-                f"executable) at {start_failures} candidate(s) in a row: fix testCommand in "
-                "gitgauge.yaml"
-            )
+    verdicts = _verify_all(repo, config, to_verify, jobs=jobs, warn=warn, events=events)
+    try:
+        for verdict in verdicts:
+            if verdict.task is not None:
+                task = prepare_task(verdict.task, verdict.commit) if prepare_task else verdict.task
+                store.save_task(task)
+                summary.tasks.append(task)
+                start_failures = 0
+            else:
+                assert verdict.reason is not None
+                summary.rejected[verdict.reason] += 1
+                start_failures = start_failures + 1 if verdict.reason == FAILED_TO_START else 0
+            if verdict.reason not in _NOT_REMEMBERED:
+                _remember(store, config, verdict)
+            events.on_verdict(verdict)
+            if start_failures >= START_FAILURES_BEFORE_GIVING_UP:
+                raise _never_started(config, f"at {start_failures} candidates in a row")
+    finally:
+        # Stop the workers and remove their worktrees now, not when the generator is collected.
+        verdicts.close()
+    # A short list where nothing started is the same wrong command, unless these commands have
+    # judged candidates before: commits whose own runner script was broken are never
+    # remembered, so a later mine may have only them left, and the command is fine.
+    if (
+        to_verify
+        and summary.rejected[FAILED_TO_START] == len(to_verify)
+        and not (summary.judged_before or summary.already_mined)
+    ):
+        raise _never_started(config, f"at every candidate ({len(to_verify)})")
     return summary
+
+
+def _never_started(config: RepoConfig, where: str) -> ConfigError:
+    return ConfigError(
+        f"testCommand {config.testCommand!r} failed to start (not found or not executable) "
+        f"{where}: fix testCommand in gitgauge.yaml"
+    )
 
 
 def _verify_all(
@@ -184,7 +202,7 @@ def _verify_all(
     jobs: int,
     warn: Warn,
     events: MineEvents,
-) -> Iterator[Verdict]:
+) -> Generator[Verdict, None, None]:
     """Verify candidates on `jobs` threads; yield verdicts in candidate order, whatever finishes
     first, so output and saved tasks do not depend on `jobs`."""
     if not candidates:

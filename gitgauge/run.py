@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -27,7 +27,13 @@ from gitgauge.records import AgentConfig, ErrorKind, RepoConfig, RunManifest, Ru
 from gitgauge.scoring import diffstat
 from gitgauge.scoring.grade import grade
 from gitgauge.scoring.protect import WorkspaceEscape, protect
-from gitgauge.store import Store, atomic_write_text, config_dir_name, new_run_id
+from gitgauge.store import (
+    StorageError,
+    Store,
+    atomic_write_text,
+    config_dir_name,
+    new_run_id,
+)
 from gitgauge.workspace import TaskWorkspaces
 from gitgauge.worktree import Warn
 
@@ -234,10 +240,22 @@ def execute(
 
     pair = _Pair(repo, repo_config, store, run_id, warn)
     sources = _TaskSources(repo, repo_config, warn, [job.task for job in pending])
-    for result in _run_all(pending, pair, sources, jobs=jobs, on_start=on_start):
-        store.save_result(result)
-        results.append(result)
-        on_result(result)
+    finished = _run_all(pending, pair, sources, jobs=jobs, on_start=on_start)
+    try:
+        for result in finished:
+            try:
+                store.save_result(result)
+            except StorageError as error:
+                raise StorageError(
+                    f"{error}; the results written so far are kept: free some space, then "
+                    f"`gitgauge run --resume {run_id}`"
+                ) from None
+            results.append(result)
+            on_result(result)
+    finally:
+        # Stop the workers and remove the workspaces now, not whenever the generator is
+        # collected: a failed write must not leave a pair running or a history copy behind.
+        finished.close()
     manifest = manifest.model_copy(update={"finishedAt": _now()})
     store.save_manifest(manifest)
     return RunOutcome(run_id=run_id, manifest=manifest, results=results)
@@ -294,7 +312,7 @@ def _run_all(
     *,
     jobs: int,
     on_start: Callable[[PlannedConfig, Task], None],
-) -> Iterator[RunResult]:
+) -> Generator[RunResult, None, None]:
     if not pending:
         return
     slots: queue.Queue[int] = queue.Queue()

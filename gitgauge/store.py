@@ -43,8 +43,13 @@ class StorageError(GitGaugeError):
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        # A full disk, a read-only directory or a file where a directory should be fails here
+        # already, before any temporary file exists.
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as error:
+        raise StorageError(f"could not write {path}: {error.strerror or error}") from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
