@@ -15,22 +15,26 @@ from typing import Annotated, NoReturn, TypeVar
 import typer
 
 from gitgauge import __version__, interrupt, process
+from gitgauge.compare import compare as compare_sides
+from gitgauge.compare import render_json as render_comparison_json
+from gitgauge.compare import render_text as render_comparison
 from gitgauge.config import load_repo_config
 from gitgauge.errors import ExitCode, GitGaugeError, UsageError
 from gitgauge.git import Commit, Repository
+from gitgauge.html_report import pair_links, render_html
 from gitgauge.init import init as init_repository
 from gitgauge.lock import exclusive
 from gitgauge.mine import MineEvents, MineSummary
 from gitgauge.mine import mine as mine_history
 from gitgauge.records import RepoConfig, RunResult, Task
-from gitgauge.report import NO_RUNS_HINT, describe_pair
+from gitgauge.report import NO_RUNS_HINT, build_matrix, describe_pair, render_matrix
 from gitgauge.report import build_rows as report_rows
 from gitgauge.report import render as render_report
 from gitgauge.rewrite import DEFAULT_MODEL as DEFAULT_REWRITE_MODEL
 from gitgauge.rewrite import Rewriter, RewriteTotals, rewrite_tasks
 from gitgauge.run import PlannedConfig, ResumeFrom, RunPlan, plan_resume, plan_run
 from gitgauge.run import execute as execute_run
-from gitgauge.store import Store, StoredRun
+from gitgauge.store import Store, StoredRun, atomic_write_text
 from gitgauge.verify import REJECT_REASONS, Verdict
 from gitgauge.worktree import remove_stale
 
@@ -360,6 +364,12 @@ def _print_mine_summary(summary: MineSummary, store: Store) -> None:
 class ReportFormat(str, Enum):
     table = "table"
     markdown = "markdown"
+    csv = "csv"
+    json = "json"
+
+
+class CompareFormat(str, Enum):
+    text = "text"
     json = "json"
 
 
@@ -490,22 +500,77 @@ def report(
         bool, typer.Option("--all", help="One row per config of every run (with a RUN column).")
     ] = False,
     output_format: Annotated[
-        ReportFormat, typer.Option("--format", help="table, markdown, or json for scripts.")
+        ReportFormat,
+        typer.Option("--format", help="table, markdown (a GitHub table), csv or json."),
     ] = ReportFormat.table,
+    tasks: Annotated[
+        bool,
+        typer.Option("--tasks", help="A per-task matrix: rows tasks, columns configs."),
+    ] = False,
+    html_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--html",
+            help="Write a self-contained HTML report (tables, charts, links to patches and "
+            "logs) to this file.",
+        ),
+    ] = None,
 ) -> None:
-    """One row per agent config of its latest run: resolved, errors, regressions, cost, time."""
+    """One row per agent config of its latest run: resolved, errors, regressions, cost, time,
+    and the resolve rate with its 95% interval."""
 
     def action() -> None:
         repo = Repository(Path.cwd())
-        runs = Store(repo.root).load_runs(warn=_warn)
+        store = Store(repo.root)
+        runs = store.load_runs(warn=_warn)
         rows = report_rows(runs, all_runs=all_runs)
+        if html_file is not None:
+            if not rows:
+                raise GitGaugeError(NO_RUNS_HINT)
+            matrix = build_matrix(rows)
+            links = pair_links(store, matrix, html_file)
+            page = render_html(rows, matrix, links=links, version=__version__, with_run=all_runs)
+            atomic_write_text(html_file, page)
+            _say(f"wrote {html_file}")
+            return
         if not rows:
             if output_format is ReportFormat.json:
                 _say("[]")
             else:
                 _say(NO_RUNS_HINT)
             return
+        if tasks:
+            matrix = build_matrix(rows)
+            _say(render_matrix(matrix, output_format=output_format.value, with_run=all_runs))
+            return
         _say(render_report(rows, output_format=output_format.value, with_run=all_runs))
+
+    _guarded(action)
+
+
+@app.command()
+def compare(
+    side_a: Annotated[
+        str, typer.Argument(metavar="A", help="A config name (its latest run) or RUN:CONFIG.")
+    ],
+    side_b: Annotated[
+        str, typer.Argument(metavar="B", help="The config to compare with A (B - A).")
+    ],
+    output_format: Annotated[
+        CompareFormat, typer.Option("--format", help="text, or json for scripts.")
+    ] = CompareFormat.text,
+) -> None:
+    """Did B do better than A? Paired over the tasks both ran, with 95% intervals, a p-value and
+    a one-sentence verdict that says when the difference could be chance."""
+
+    def action() -> None:
+        repo = Repository(Path.cwd())
+        runs = Store(repo.root).load_runs(warn=_warn)
+        comparison = compare_sides(runs, side_a, side_b)
+        if output_format is CompareFormat.json:
+            _say(render_comparison_json(comparison))
+        else:
+            _say(render_comparison(comparison))
 
     _guarded(action)
 

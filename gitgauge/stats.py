@@ -89,7 +89,7 @@ class PairedComparison:
         The test and the interval are different methods and can disagree near the threshold;
         requiring both keeps the verdict from claiming more than either number supports.
         """
-        return self.p_value < _alpha(self.confidence) and not self.difference.contains(0.0)
+        return self.p_value < alpha_of(self.confidence) and not self.difference.contains(0.0)
 
 
 @dataclass(frozen=True)
@@ -180,7 +180,7 @@ def bootstrap_interval(
         raise ValueError("no task has a value to resample")
     rng = random.Random(seed)
     replicates = sorted(statistic(rng.choices(values, k=len(values))) for _ in range(resamples))
-    alpha = _alpha(confidence)
+    alpha = alpha_of(confidence)
     return Interval(
         _quantile(replicates, alpha / 2), _quantile(replicates, 1 - alpha / 2), statistic(values)
     )
@@ -433,12 +433,12 @@ def verdict_sentence(
         else:
             lead = f"{name_a} and {name_b} resolved the same number of the {n_tasks} tasks"
     interval = comparison.difference
-    alpha = _alpha(comparison.confidence)
+    alpha = alpha_of(comparison.confidence)
     level = f"{comparison.confidence * 100:g}%"
-    points = _format_points(interval.estimate or 0.0)
-    bounds = f"[{level} CI {_format_points(interval.low)}, {_format_points(interval.high)}]"
+    points = format_points(interval.estimate or 0.0)
+    bounds = f"[{level} CI {format_points(interval.low)}, {format_points(interval.high)}]"
     judgement = "is unlikely to be chance" if comparison.unlikely_chance else "could be chance"
-    evidence = _format_p(comparison.p_value, alpha)
+    evidence = format_p(comparison.p_value, alpha)
     if comparison.p_value < alpha and interval.contains(0.0):
         evidence += f", but the {level} interval includes 0"
     return f"{lead}; the difference, {points} points {bounds}, {judgement} ({evidence})."
@@ -509,10 +509,10 @@ def _quantile(ordered: Sequence[float], q: float) -> float:
 
 
 def _z(confidence: float) -> float:
-    return NormalDist().inv_cdf(1 - _alpha(confidence) / 2)
+    return NormalDist().inv_cdf(1 - alpha_of(confidence) / 2)
 
 
-def _alpha(confidence: float) -> float:
+def alpha_of(confidence: float) -> float:
     # Rounded so 1 - 0.95 is 0.05 exactly, not 0.050000000000000044.
     return round(1 - confidence, 12)
 
@@ -522,7 +522,7 @@ def _check_confidence(confidence: float) -> None:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
 
 
-def _format_points(rate: float) -> str:
+def format_points(rate: float) -> str:
     """A rate difference in signed percentage points: +13, -2, 0, +0.4 (never a bare -0)."""
     points = rate * 100
     if abs(points) < 0.05:
@@ -532,7 +532,7 @@ def _format_points(rate: float) -> str:
     return f"{round(points):+d}"
 
 
-def _format_p(p_value: float, alpha: float) -> str:
+def format_p(p_value: float, alpha: float) -> str:
     """`p = 0.03`: two decimals (three below 0.01), more whenever rounding would cross `alpha`."""
     if p_value < 0.001:
         return "p < 0.001"

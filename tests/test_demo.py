@@ -31,11 +31,12 @@ def test_demo_mines_runs_the_baselines_and_prints_the_report(
     header = next(index for index, line in enumerate(lines) if line.startswith("CONFIG"))
     assert lines[header].split() == [
         "CONFIG", "RESOLVED", "ERRORS", "REGRESS", "AVG", "COST", "AVG", "TIME", "AVG", "DIFF",
+        "RATE",
     ]  # fmt: skip
     gold, noop = lines[header + 2].split(), lines[header + 3].split()
     assert gold[:5] == ["gold", "3/3", "0", "0", "-"]
     assert noop[:5] == ["noop", "0/3", "0", "0", "-"]
-    assert noop[-1] == "0.0"  # noop changes nothing
+    assert noop[8:11] == ["0.0", "[0.0,", "0.0]"]  # AVG DIFF: noop changes nothing
 
     # The report reads the same run back; only the demo's gitgauge.yaml is new in the checkout.
     report = run_gitgauge("report", "--format", "json", cwd=target)

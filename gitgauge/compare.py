@@ -1,0 +1,440 @@
+"""`gitgauge compare A B`: did B do better than A, or could the difference be chance?
+
+A side is a config name (its latest run) or `RUN:CONFIG` (a run id, or a unique start of one).
+Only the tasks both sides ran are compared, paired by task; every difference is B - A. The
+statistics are `gitgauge.stats` (docs/statistics.md): exact McNemar and Newcombe's interval with
+one attempt per task, a paired permutation test and a bootstrap over tasks with repeats, paired
+bootstrap intervals for cost, time and diff, and one verdict sentence that never claims more than
+the numbers. What could make the comparison unfair (other timeouts, test commands, task sets,
+gitgauge versions, history modes) is listed as warnings from the runs' manifests.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tabulate import tabulate
+
+from gitgauge import stats
+from gitgauge.errors import GitGaugeError
+from gitgauge.records import RunManifest, RunResult
+from gitgauge.report import (
+    CONFIDENCE,
+    FEW_TASKS,
+    SEED,
+    attempts_by_task,
+    configs_in_order,
+    cost_of,
+    diff_of,
+    format_rate,
+    outcomes,
+    seconds_of,
+    task_mean,
+)
+from gitgauge.stats import Interval, PairedComparison, PairedMean
+from gitgauge.store import StoredRun
+
+SHOWN_NAMES = 10
+"""How many known names an error message lists."""
+
+
+class CompareError(GitGaugeError):
+    """A side of `gitgauge compare` names nothing stored, or the sides share no task."""
+
+
+@dataclass(frozen=True)
+class Side:
+    config: str
+    run: StoredRun
+    results: list[RunResult]
+    """This config's results in this run."""
+
+    @property
+    def label(self) -> str:
+        return f"{self.run.run_id}:{self.config}"
+
+
+@dataclass(frozen=True)
+class MeanDifference:
+    """Cost, time or diff: B - A over the compared tasks where both sides have a value."""
+
+    metric: str
+    unit: str
+    paired: PairedMean
+
+
+@dataclass(frozen=True)
+class Comparison:
+    a: Side
+    b: Side
+    name_a: str
+    name_b: str
+    tasks: list[str]
+    """The compared tasks: those both sides ran, sorted by id."""
+    only_in_a: list[str]
+    only_in_b: list[str]
+    attempts_a: int
+    attempts_b: int
+    errors_a: int
+    """Errored attempts of A on the compared tasks (counted as unresolved)."""
+    errors_b: int
+    rate_a: Interval
+    rate_b: Interval
+    paired: PairedComparison
+    means: list[MeanDifference]
+    verdict: str
+    warnings: list[str]
+
+
+def pick_side(runs: Sequence[StoredRun], spec: str) -> Side:
+    """The side `spec` names: a config's latest run, else `RUN:CONFIG`."""
+    latest: Side | None = None
+    for run in runs:  # oldest first: the last match is the latest run
+        results = [result for result in run.results if result.config == spec]
+        if results:
+            latest = Side(spec, run, results)
+    if latest is not None:
+        return latest
+    if ":" in spec:
+        run_part, config = spec.split(":", 1)
+        named = _find_run(runs, run_part, spec)
+        if named is not None:
+            results = [result for result in named.results if result.config == config]
+            if not results:
+                raise CompareError(
+                    f"run {named.run_id} has no results for config {config!r}; its configs: "
+                    + _names(configs_in_order(named))
+                )
+            return Side(config, named, results)
+    known = list(dict.fromkeys(name for run in runs for name in configs_in_order(run)))
+    if not known:
+        raise CompareError("no runs yet: run `gitgauge run -c a.yaml -c b.yaml` first")
+    raise CompareError(
+        f"no config named {spec!r} has results; known configs: {_names(known)} "
+        "(or RUN:CONFIG with a run id from `gitgauge report --all`)"
+    )
+
+
+def _find_run(runs: Sequence[StoredRun], run_part: str, spec: str) -> StoredRun | None:
+    exact = [run for run in runs if run.run_id == run_part]
+    if exact:
+        return exact[0]
+    matching = [run for run in runs if run_part and run.run_id.startswith(run_part)]
+    if len(matching) > 1:
+        raise CompareError(
+            f"{spec!r}: {run_part!r} starts several run ids: "
+            + _names([run.run_id for run in matching])
+        )
+    return matching[0] if matching else None
+
+
+def _names(names: Sequence[str]) -> str:
+    shown = ", ".join(names[:SHOWN_NAMES])
+    return shown + (f" and {len(names) - SHOWN_NAMES} more" if len(names) > SHOWN_NAMES else "")
+
+
+def compare(runs: Sequence[StoredRun], spec_a: str, spec_b: str) -> Comparison:
+    a, b = pick_side(runs, spec_a), pick_side(runs, spec_b)
+    # One config on both sides (two of its runs): the header lines say which run is which.
+    name_a, name_b = (
+        (f"{a.config} (A)", f"{b.config} (B)") if a.config == b.config else (a.config, b.config)
+    )
+    by_task_a, by_task_b = attempts_by_task(a.results), attempts_by_task(b.results)
+    tasks = sorted(set(by_task_a) & set(by_task_b))
+    only_in_a = sorted(set(by_task_a) - set(by_task_b))
+    only_in_b = sorted(set(by_task_b) - set(by_task_a))
+    if not tasks:
+        raise CompareError(
+            f"{name_a} and {name_b} share no task ({name_a} ran {len(by_task_a)}, {name_b} ran "
+            f"{len(by_task_b)}, none in common): run both on the same tasks, e.g. "
+            "`gitgauge run -c a.yaml -c b.yaml`"
+        )
+    per_task_a = [outcomes(by_task_a[task]) for task in tasks]
+    per_task_b = [outcomes(by_task_b[task]) for task in tasks]
+    paired = stats.paired_comparison(per_task_a, per_task_b, confidence=CONFIDENCE, seed=SEED)
+
+    def paired_mean(value: Callable[[RunResult], float | None]) -> PairedMean:
+        return stats.paired_mean_difference(
+            [task_mean(by_task_a[task], value) for task in tasks],
+            [task_mean(by_task_b[task], value) for task in tasks],
+            confidence=CONFIDENCE,
+            seed=SEED,
+        )
+
+    compared_a = [attempt for task in tasks for attempt in by_task_a[task]]
+    compared_b = [attempt for task in tasks for attempt in by_task_b[task]]
+    return Comparison(
+        a=a,
+        b=b,
+        name_a=name_a,
+        name_b=name_b,
+        tasks=tasks,
+        only_in_a=only_in_a,
+        only_in_b=only_in_b,
+        attempts_a=len(compared_a),
+        attempts_b=len(compared_b),
+        errors_a=sum(1 for attempt in compared_a if attempt.status == "error"),
+        errors_b=sum(1 for attempt in compared_b if attempt.status == "error"),
+        rate_a=stats.rate_interval(per_task_a, confidence=CONFIDENCE, seed=SEED),
+        rate_b=stats.rate_interval(per_task_b, confidence=CONFIDENCE, seed=SEED),
+        paired=paired,
+        means=[
+            MeanDifference("cost", "$", paired_mean(cost_of)),
+            MeanDifference("time", "s", paired_mean(seconds_of)),
+            MeanDifference("diff", " lines", paired_mean(diff_of)),
+        ],
+        verdict=stats.verdict_sentence(paired, name_a, name_b, len(tasks)),
+        warnings=_warnings(a, b, name_a, name_b, by_task_a, by_task_b, len(tasks)),
+    )
+
+
+def _warnings(
+    a: Side,
+    b: Side,
+    name_a: str,
+    name_b: str,
+    by_task_a: dict[str, list[RunResult]],
+    by_task_b: dict[str, list[RunResult]],
+    shared: int,
+) -> list[str]:
+    """What could make the two sides unequal, from the results and the runs' manifests."""
+    found: list[str] = []
+    if a.run.run_id == b.run.run_id and a.config == b.config:
+        found.append(f"A and B are the same results (config {a.config} of run {a.run.run_id})")
+    if set(by_task_a) != set(by_task_b):
+        found.append(
+            f"different task sets: {name_a} ran {len(by_task_a)} tasks, {name_b} "
+            f"{len(by_task_b)}; only the {shared} both ran are compared"
+        )
+    attempts_a = {len(attempts) for attempts in by_task_a.values()}
+    attempts_b = {len(attempts) for attempts in by_task_b.values()}
+    if attempts_a != attempts_b:
+        found.append(
+            f"different attempts per task: {name_a} {_counts(attempts_a)}, {name_b} "
+            f"{_counts(attempts_b)}; tasks are compared by their share of attempts resolved"
+        )
+    if shared < FEW_TASKS and max(attempts_a | attempts_b) > 1:
+        found.append(
+            f"only {shared} tasks: a bootstrap interval over fewer than {FEW_TASKS} tasks is too "
+            "narrow; go by the p-value"
+        )
+    manifest_a, manifest_b = a.run.manifest, b.run.manifest
+    for side, manifest in ((a, manifest_a), (b, manifest_b)):
+        if manifest is None:
+            found.append(
+                f"run {side.run.run_id} has no readable run.json: its timeouts, commands and "
+                "gitgauge version could not be checked"
+            )
+    if manifest_a is None or manifest_b is None or a.run.run_id == b.run.run_id:
+        return found
+    found += _manifest_differences(manifest_a, manifest_b, name_a, name_b)
+    return found
+
+
+def _manifest_differences(
+    manifest_a: RunManifest, manifest_b: RunManifest, name_a: str, name_b: str
+) -> list[str]:
+    found: list[str] = []
+    timeouts_a, timeouts_b = manifest_a.timeouts.model_dump(), manifest_b.timeouts.model_dump()
+    differing = [key for key in timeouts_a if timeouts_a[key] != timeouts_b[key]]
+    if differing:
+        found.append(
+            "different timeouts: "
+            + "; ".join(
+                f"{key} {timeouts_a[key]} ms ({name_a}) vs {timeouts_b[key]} ms ({name_b})"
+                for key in differing
+            )
+        )
+    if manifest_a.testCommand != manifest_b.testCommand:
+        found.append(
+            f"different test commands: {manifest_a.testCommand!r} ({name_a}) vs "
+            f"{manifest_b.testCommand!r} ({name_b})"
+        )
+    if manifest_a.setupCommand != manifest_b.setupCommand:
+        found.append(
+            f"different setup commands: {manifest_a.setupCommand!r} ({name_a}) vs "
+            f"{manifest_b.setupCommand!r} ({name_b})"
+        )
+    if set(manifest_a.tasks) != set(manifest_b.tasks):
+        found.append(
+            f"the runs were planned on different task sets ({len(manifest_a.tasks)} tasks for "
+            f"{name_a}'s run, {len(manifest_b.tasks)} for {name_b}'s)"
+        )
+    if manifest_a.gitgaugeVersion != manifest_b.gitgaugeVersion:
+        found.append(
+            f"different gitgauge versions: {manifest_a.gitgaugeVersion} ({name_a}) vs "
+            f"{manifest_b.gitgaugeVersion} ({name_b})"
+        )
+    if manifest_a.history != manifest_b.history:
+        found.append(
+            f"different run.history: {manifest_a.history} ({name_a}) vs {manifest_b.history} "
+            f"({name_b}); with full history an agent can read the fix commit"
+        )
+    return found
+
+
+def _counts(counts: set[int]) -> str:
+    return " to ".join(str(count) for count in sorted({min(counts), max(counts)}))
+
+
+# -- rendering --
+
+
+def render_text(comparison: Comparison) -> str:
+    c = comparison
+    paired = c.paired
+    lines = [
+        f"A: {c.name_a}  (run {c.a.run.run_id})",
+        f"B: {c.name_b}  (run {c.b.run.run_id})",
+        f"Compared on the {len(c.tasks)} task{'s' if len(c.tasks) != 1 else ''} both ran"
+        + (f" ({_attempts_note(c)})." if paired.repeated else ", one attempt each."),
+    ]
+    lines += [f"warning: {warning}" for warning in c.warnings]
+    side_by_side = [
+        ["", c.name_a, c.name_b],
+        [
+            "resolved" + (" attempts" if paired.repeated else ""),
+            f"{_resolved(c.a, c.tasks)}/{c.attempts_a}",
+            f"{_resolved(c.b, c.tasks)}/{c.attempts_b}",
+        ],
+        ["resolve rate [95% CI]", format_rate(c.rate_a), format_rate(c.rate_b)],
+        ["errors (count as unresolved)", str(c.errors_a), str(c.errors_b)],
+    ]
+    for mean in c.means:
+        side_by_side.append(
+            [f"avg {mean.metric}", _mean(mean, mean.paired.mean_a), _mean(mean, mean.paired.mean_b)]
+        )
+    lines += ["", tabulate(side_by_side, tablefmt="plain", disable_numparse=True), ""]
+    if paired.repeated:
+        lines.append(
+            f"tasks resolved more often by {c.name_a}: {paired.only_a}, by {c.name_b}: "
+            f"{paired.only_b}, equally often: {paired.both}, by neither: {paired.neither}"
+        )
+    else:
+        lines.append(
+            f"tasks resolved by both: {paired.both}, only {c.name_a}: {paired.only_a}, "
+            f"only {c.name_b}: {paired.only_b}, neither: {paired.neither}"
+        )
+    level = f"{paired.confidence * 100:g}% CI"
+    interval = paired.difference
+    differences = [
+        [
+            "resolve rate",
+            f"{points(interval.estimate or 0.0)} points [{level} {points(interval.low)}, "
+            f"{points(interval.high)}]",
+            f"{paired.test}, {format_p(paired)}",
+        ]
+    ]
+    for mean in c.means:
+        differences.append([mean.metric, *_mean_difference(mean, level)])
+    lines += [
+        "",
+        f"{c.name_b} - {c.name_a}:",
+        tabulate(differences, tablefmt="plain", disable_numparse=True),
+        "",
+        c.verdict,
+    ]
+    return "\n".join(lines)
+
+
+def _attempts_note(c: Comparison) -> str:
+    per_a = {len(attempts) for attempts in attempts_by_task(c.a.results).values()}
+    per_b = {len(attempts) for attempts in attempts_by_task(c.b.results).values()}
+    return f"{_counts(per_a)} attempts per task for A, {_counts(per_b)} for B"
+
+
+def _resolved(side: Side, tasks: Sequence[str]) -> int:
+    wanted = set(tasks)
+    return sum(
+        1 for result in side.results if result.task in wanted and result.status == "resolved"
+    )
+
+
+def _mean(mean: MeanDifference, value: float | None) -> str:
+    if value is None:
+        return "-"
+    return _amount(mean, value, signed=False)
+
+
+def _amount(mean: MeanDifference, value: float, *, signed: bool, unit: bool = True) -> str:
+    """`$0.0123`, `+1.5s`, `-2.0 lines`; never a signed zero."""
+    digits = 4 if mean.unit == "$" else 1
+    size = f"{abs(value):.{digits}f}"
+    nonzero = float(size) != 0
+    sign = ("+" if value > 0 else "-") if nonzero and (signed or value < 0) else ""
+    if mean.unit == "$":
+        return f"{sign}${size}"
+    return f"{sign}{size}{mean.unit if unit else ''}"
+
+
+def _mean_difference(mean: MeanDifference, level: str) -> list[str]:
+    paired = mean.paired
+    if paired.difference is None or paired.difference.estimate is None:
+        return ["-", f"no compared task has a {mean.metric} on both sides"]
+    interval, estimate = paired.difference, paired.difference.estimate
+    low = _amount(mean, interval.low, signed=True, unit=False)
+    high = _amount(mean, interval.high, signed=True, unit=False)
+    return [
+        f"{_amount(mean, estimate, signed=True)} [{level} {low}, {high}]",
+        f"over {paired.n} task{'s' if paired.n != 1 else ''}",
+    ]
+
+
+def points(rate: float) -> str:
+    """A rate difference in signed percentage points, written as the verdict writes it."""
+    return stats.format_points(rate)
+
+
+def format_p(paired: PairedComparison) -> str:
+    """`p = 0.25`, with the digits the verdict uses (more when rounding would cross 0.05)."""
+    return stats.format_p(paired.p_value, stats.alpha_of(paired.confidence))
+
+
+def render_json(comparison: Comparison) -> str:
+    c = comparison
+    paired = c.paired
+    value: dict[str, Any] = {
+        "a": {"config": c.a.config, "run": c.a.run.run_id, "name": c.name_a},
+        "b": {"config": c.b.config, "run": c.b.run.run_id, "name": c.name_b},
+        "tasks": c.tasks,
+        "onlyInA": c.only_in_a,
+        "onlyInB": c.only_in_b,
+        "attemptsA": c.attempts_a,
+        "attemptsB": c.attempts_b,
+        "errorsA": c.errors_a,
+        "errorsB": c.errors_b,
+        "repeated": paired.repeated,
+        "both": paired.both,
+        "onlyA": paired.only_a,
+        "onlyB": paired.only_b,
+        "neither": paired.neither,
+        "rateA": _interval(c.rate_a),
+        "rateB": _interval(c.rate_b),
+        "difference": _interval(paired.difference),
+        "pValue": paired.p_value,
+        "test": paired.test,
+        "intervalMethod": paired.interval_method,
+        "confidence": paired.confidence,
+        "unlikelyChance": paired.unlikely_chance,
+        **{
+            mean.metric: {
+                "tasks": mean.paired.n,
+                "meanA": mean.paired.mean_a,
+                "meanB": mean.paired.mean_b,
+                "difference": _interval(mean.paired.difference),
+            }
+            for mean in c.means
+        },
+        "verdict": c.verdict,
+        "warnings": c.warnings,
+    }
+    return json.dumps(value, indent=2)
+
+
+def _interval(interval: Interval | None) -> dict[str, float | None] | None:
+    if interval is None:
+        return None
+    return {"estimate": interval.estimate, "low": interval.low, "high": interval.high}

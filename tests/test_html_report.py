@@ -1,0 +1,217 @@
+"""`gitgauge report --html FILE`: one self-contained page (no script, no network), every name
+escaped, links to each attempt's patch and logs that resolve to the files on disk, and the page
+loaded in headless Chromium showing every config, every task and the charts."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import urllib.parse
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import GitRepo, run_gitgauge
+
+from gitgauge.records import AgentConfig, RunManifest, RunResult, Timeouts
+from gitgauge.store import Store
+
+RUN_ID = "20240101T000000Z-aaaaaa"
+LATER_RUN = "20240102T000000Z-bbbbbb"
+HOSTILE = '<script>alert("gitgauge")</script>'
+CONFIGS = ["sonnet + CLAUDE.md", HOSTILE, "base & co"]
+TASKS = ["t1-fix-slug", 't2-<i>&amp;"quoted"', "t3-fix-parser"]
+
+
+def result(config: str, task: str, status: str, **fields: Any) -> RunResult:
+    return RunResult(
+        runId=RUN_ID,
+        config=config,
+        task=task,
+        status=status,  # type: ignore[arg-type]
+        startedAt="2024-01-01T00:00:00.000+00:00",
+        finishedAt="2024-01-01T00:01:00.000+00:00",
+        **fields,
+    )
+
+
+def stored_results() -> list[RunResult]:
+    """sonnet: costs, one regression; the hostile name: three attempts per task; base & co: no
+    cost and a setup error on t3 (no patch for that one)."""
+    items = [
+        result("sonnet + CLAUDE.md", TASKS[0], "resolved", costUsd=0.42, adapterSeconds=30.0),
+        result("sonnet + CLAUDE.md", TASKS[1], "resolved", costUsd=0.61, regressed=True),
+        result("sonnet + CLAUDE.md", TASKS[2], "unresolved", costUsd=0.35, adapterSeconds=50.0),
+        result("base & co", TASKS[0], "unresolved", adapterSeconds=3.0),
+        result("base & co", TASKS[1], "resolved", adapterSeconds=4.0),
+        result("base & co", TASKS[2], "error", errorKind="setup"),
+    ]
+    for index, task in enumerate(TASKS):
+        for attempt in (1, 2, 3):
+            status = "resolved" if attempt <= index + 1 else "unresolved"
+            items.append(result(HOSTILE, task, status, attempt=attempt, costUsd=0.1 * attempt))
+    return items
+
+
+def write_runs(repo: GitRepo) -> Store:
+    store = Store(repo.root)
+    store.save_manifest(
+        RunManifest(
+            runId=RUN_ID,
+            gitgaugeVersion="0.1.0",
+            configs=[AgentConfig(name=name, adapter="noop") for name in CONFIGS],
+            configFiles=[f"config{index}.yaml" for index in range(len(CONFIGS))],
+            tasks=TASKS,
+            testCommand="pytest",
+            timeouts=Timeouts(),
+            startedAt="2024-01-01T00:00:00.000+00:00",
+        )
+    )
+    for item in stored_results():
+        store.save_result(item)
+        logs = store.log_dir(item.runId, item.config, item.task, item.attempt)
+        logs.mkdir(parents=True, exist_ok=True)
+        if item.errorKind == "setup":
+            (logs / "setup.stderr").write_text("no network\n", encoding="utf-8")
+        else:
+            (logs / "agent.patch").write_text(f"patch of {item.attempt}\n", encoding="utf-8")
+            (logs / "test.stdout").write_text("1 passed\n", encoding="utf-8")
+    return store
+
+
+class _Page(HTMLParser):
+    """Tags, hrefs and text of the page, as a browser's parser sees them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.hrefs: list[str] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self.hrefs += [value for name, value in attrs if name in ("href", "src") and value]
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def parse(page: str) -> _Page:
+    parser = _Page()
+    parser.feed(page)
+    return parser
+
+
+@pytest.fixture
+def report_repo(git_repo: GitRepo) -> GitRepo:
+    git_repo.commit("initial", files={"README.md": "hello\n"})
+    write_runs(git_repo)
+    return git_repo
+
+
+def test_the_page_is_self_contained_escaped_and_links_to_patches_and_logs(
+    report_repo: GitRepo,
+) -> None:
+    written = run_gitgauge("report", "--html", "out/report.html", cwd=report_repo.root)
+
+    assert written.returncode == 0, written.stderr
+    page_path = report_repo.root / "out" / "report.html"
+    page = page_path.read_text(encoding="utf-8")
+    parsed = parse(page)
+    text = "".join(parsed.text)
+    # Nothing to fetch, nothing to run: the hostile config name is text, not a script element.
+    assert "script" not in parsed.tags and "link" not in parsed.tags and "img" not in parsed.tags
+    assert not re.search(r"https?:|url\(|@import|//", " ".join(parsed.hrefs) + page.lower())
+    assert HOSTILE not in page and "&lt;script&gt;alert(&quot;gitgauge&quot;)" in page
+    for name in [*CONFIGS, *TASKS]:
+        assert name in text, name
+    assert parsed.tags.count("svg") == 2  # the rate chart and the cost scatter
+    assert "No cost reported (not plotted): base &amp; co." in page
+    # Every link is relative to the page and reaches a file or folder under .gitgauge/runs/.
+    targets = [(page_path.parent / urllib.parse.unquote(href)).resolve() for href in parsed.hrefs]
+    runs = (report_repo.root / ".gitgauge" / "runs").resolve()
+    assert targets and all(target.exists() and runs in target.parents for target in targets)
+    patches = [target for target in targets if target.name == "agent.patch"]
+    # 3 (sonnet) + 9 (three attempts of three tasks) + 2 (base & co: no patch after a setup error)
+    assert len(patches) == 14 and len(targets) == 14 + 15
+    assert "patch 3" in text and "logs 3" in text  # attempts are numbered with repeats
+    assert "1/3" in text and "3/3" in text and "resolved, regressed" in text
+
+
+def test_all_runs_label_columns_with_their_run(report_repo: GitRepo) -> None:
+    later = result("base & co", TASKS[0], "resolved").model_copy(update={"runId": LATER_RUN})
+    Store(report_repo.root).save_result(later)
+
+    written = run_gitgauge("report", "--all", "--html", "all.html", cwd=report_repo.root)
+
+    assert written.returncode == 0, written.stderr
+    text = "".join(parse((report_repo.root / "all.html").read_text(encoding="utf-8")).text)
+    assert f"{RUN_ID}:base & co" in text and f"{LATER_RUN}:base & co" in text
+
+
+def test_without_runs_no_page_is_written(git_repo: GitRepo) -> None:
+    git_repo.commit("initial", files={"README.md": "hello\n"})
+
+    written = run_gitgauge("report", "--html", "report.html", cwd=git_repo.root)
+
+    assert written.returncode == 1 and "no runs yet" in written.stderr
+    assert not (git_repo.root / "report.html").exists()
+
+
+def chromium() -> str | None:
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def run_chromium(binary: str, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            binary,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        stdin=subprocess.DEVNULL,
+        env=dict(os.environ),
+    )
+
+
+def test_the_page_renders_in_headless_chromium(report_repo: GitRepo, tmp_path: Path) -> None:
+    binary = chromium()
+    if binary is None:
+        pytest.skip("chromium is not installed (.ci/run installs Debian's `chromium` package)")
+    written = run_gitgauge("report", "--html", "report.html", cwd=report_repo.root)
+    assert written.returncode == 0, written.stderr
+    url = (report_repo.root / "report.html").resolve().as_uri()
+    screenshot = tmp_path / "report.png"
+
+    dumped = run_chromium(binary, tmp_path / "profile", "--dump-dom", url)
+    shot = run_chromium(
+        binary, tmp_path / "profile", f"--screenshot={screenshot}", "--window-size=1200,1600", url
+    )
+
+    assert dumped.returncode == 0, dumped.stderr[-2000:]
+    dom = parse(dumped.stdout)
+    text = "".join(dom.text)
+    for name in [*CONFIGS, *TASKS]:
+        assert name in text, name
+    assert "script" not in dom.tags
+    assert dom.tags.count("svg") == 2 and dom.tags.count("circle") >= 3
+    assert shot.returncode == 0, shot.stderr[-2000:]
+    assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert screenshot.stat().st_size > 10_000  # a blank page is a few hundred bytes
