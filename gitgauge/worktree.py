@@ -98,6 +98,7 @@ def remove(repo: WorktreeHost, holder: Path) -> None:
 
 def _remove(repo: WorktreeHost, holder: Path) -> None:
     path = worktree_path(holder)
+    removed = False
     if path.exists():
         # Unlink the links first: removal must never reach into the user's real node_modules.
         owner = _read_owner(holder) or {}
@@ -107,8 +108,12 @@ def _remove(repo: WorktreeHost, holder: Path) -> None:
             if entry.is_symlink():
                 entry.unlink()
         repo.worktree_remove(path)
+        removed = not path.exists()
     shutil.rmtree(holder, ignore_errors=True)
-    repo.worktree_prune()
+    # Prune only when `worktree remove` did not do the job (the directory was already gone, or
+    # removal failed): a prune per worktree is a measurable cost when mining many candidates.
+    if not removed:
+        repo.worktree_prune()
 
 
 def link_directories(
