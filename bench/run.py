@@ -741,6 +741,31 @@ class Bench:
                 f"{again / checkout:.2f}x",
             )
         )
+        # A run over several tasks shares its copies: the next task (base 100 commits later)
+        # borrows the previous copy's objects and packs only the commits in between.
+        from gitgauge.workspace import HistoryCopies
+
+        older = git("rev-parse", "HEAD~101", cwd=history).strip()
+        chained: list[float] = []
+        for _ in range(self.sizes.repeats):
+            with HistoryCopies(repo) as copies:
+                copies.get(older)
+                started = time.perf_counter()
+                with TaskWorkspaces(
+                    repo, base, history="isolated", link=[], warn=warnings.append, copies=copies
+                ) as prepared:
+                    with prepared.workspace():
+                        chained.append(time.perf_counter() - started)
+        next_task = min(chained)
+        self.rows.append(
+            Row(
+                "6c",
+                "isolated workspace of a run's next task (base 100 commits later): chained copy",
+                ms(next_task),
+                f"git worktree add of base: {ms(checkout)}",
+                f"{next_task / checkout:.2f}x",
+            )
+        )
         if warnings:
             self.notes.append(f"row 6 warnings: {'; '.join(warnings)}")
 

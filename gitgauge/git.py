@@ -149,6 +149,17 @@ class Repository:
             return False
         return True
 
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        """Whether `ancestor` is `descendant` or one of its ancestors."""
+        result = process.run(
+            ["git", "merge-base", "--is-ancestor", ancestor, descendant], cwd=self.root
+        )
+        return result.exit_code == 0
+
+    def commit_time(self, sha: str) -> int:
+        """Committer time of `sha` (seconds since the epoch)."""
+        return int(self._repo.commit(sha).committed_date)
+
     def resolve(self, rev: str) -> str:
         try:
             return str(self._repo.commit(rev).hexsha)
@@ -359,25 +370,44 @@ class HistoryCopy:
     repository.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, commit: str, borrowed: tuple[HistoryCopy, ...] = ()) -> None:
         self.root = root
+        self.commit = commit
+        self.borrowed = borrowed
+        """Earlier copies (of ancestors of `commit`) whose objects this one uses, oldest first."""
 
     @classmethod
-    def create(cls, source: Repository, commit: str, root: Path) -> HistoryCopy:
-        """Copy the objects reachable from `commit` (and nothing else) into a new bare repo."""
+    def create(
+        cls, source: Repository, commit: str, root: Path, *, borrow: HistoryCopy | None = None
+    ) -> HistoryCopy:
+        """A new bare repository holding exactly the objects reachable from `commit`.
+
+        With `borrow` (a copy of an ancestor of `commit`) it packs only what lies between the two
+        and reads the rest through `objects/info/alternates`: the ancestor's objects are all
+        reachable from `commit` anyway, so nothing beyond `commit` becomes reachable.
+        """
         # No template: the user's init.templateDir may hold hooks, which must never run when an
         # agent commits in the workspace (and git's sample hooks are only dead weight here).
         _git_ok(["git", "init", "--bare", "--quiet", "--template=", str(root)], cwd=root.parent)
-        # One pack of exactly the commits, trees and blobs reachable from `commit`.
+        borrowed: tuple[HistoryCopy, ...] = ()
+        revisions = f"{commit}\n"
+        if borrow is not None:
+            borrowed = (*borrow.borrowed, borrow)
+            # Every store listed directly, oldest first: git then never nests alternates deeper
+            # than two, far from its limit of five.
+            alternates = "".join(f"{copy.root / 'objects'}\n" for copy in borrowed)
+            (root / "objects" / "info").mkdir(parents=True, exist_ok=True)
+            (root / "objects" / "info" / "alternates").write_text(alternates, encoding="utf-8")
+            revisions += f"^{borrow.commit}\n"
         pack_base = root / "objects" / "pack" / "pack"
         result = process.run(
             ["git", "pack-objects", "--revs", "--quiet", str(pack_base)],
             cwd=source.root,
-            stdin_text=f"{commit}\n",
+            stdin_text=revisions,
         )
         if not result.ok:
             raise GitError(f"could not copy history up to {commit[:12]}: {result.stderr_tail}")
-        copy = cls(root)
+        copy = cls(root, commit, borrowed)
         _git_ok(["git", "update-ref", "refs/heads/main", commit], cwd=root)
         _git_ok(["git", "symbolic-ref", "HEAD", "refs/heads/main"], cwd=root)
         return copy

@@ -10,7 +10,6 @@ an interrupted run keeps every finished pair. An agent's crash or timeout is a r
 from __future__ import annotations
 
 import queue
-import threading
 from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -34,7 +33,7 @@ from gitgauge.store import (
     config_dir_name,
     new_run_id,
 )
-from gitgauge.workspace import TaskWorkspaces
+from gitgauge.workspace import HistoryCopies, TaskWorkspaces
 from gitgauge.worktree import Warn
 
 KNOWN_IDS_SHOWN = 5
@@ -238,8 +237,12 @@ def execute(
                 else:
                     pending.append(_PairJob(planned, task, attempt))
 
+    # Oldest base first: each task's isolated history copy then borrows the previous one's
+    # objects and packs only the commits in between (see HistoryCopies).
+    commit_times = {task.base: repo.commit_time(task.base) for task in plan.tasks}
+    pending.sort(key=lambda job: commit_times[job.task.base])
     pair = _Pair(repo, repo_config, store, run_id, warn)
-    sources = _TaskSources(repo, repo_config, warn, [job.task for job in pending])
+    sources = HistoryCopies(repo)
     finished = _run_all(pending, pair, sources, jobs=jobs, on_start=on_start)
     try:
         for result in finished:
@@ -261,54 +264,10 @@ def execute(
     return RunOutcome(run_id=run_id, manifest=manifest, results=results)
 
 
-class _TaskSources:
-    """Each task's workspace source (an isolated history copy), prepared when its first pair
-    starts and removed when its last pair is done."""
-
-    def __init__(self, repo: Repository, config: RepoConfig, warn: Warn, tasks: list[Task]) -> None:
-        self.repo = repo
-        self.config = config
-        self.warn = warn
-        self.remaining: dict[str, int] = {}
-        for task in tasks:
-            self.remaining[task.id] = self.remaining.get(task.id, 0) + 1
-        self.prepared: dict[str, TaskWorkspaces] = {}
-        self.locks: dict[str, threading.Lock] = {task.id: threading.Lock() for task in tasks}
-        self.guard = threading.Lock()
-
-    def acquire(self, task: Task) -> TaskWorkspaces:
-        with self.locks[task.id]:
-            prepared = self.prepared.get(task.id)
-            if prepared is None:
-                prepared = TaskWorkspaces(
-                    self.repo,
-                    task.base,
-                    history=self.config.run.history,
-                    link=self.config.worktree.link,
-                    warn=self.warn,
-                ).__enter__()
-                self.prepared[task.id] = prepared
-            return prepared
-
-    def release(self, task: Task) -> None:
-        with self.guard:
-            self.remaining[task.id] -= 1
-            last = self.remaining[task.id] == 0
-        if last:
-            with self.locks[task.id]:
-                prepared = self.prepared.pop(task.id, None)
-            if prepared is not None:
-                prepared.__exit__(None, None, None)
-
-    def close(self) -> None:
-        for task_id in list(self.prepared):
-            self.prepared.pop(task_id).__exit__(None, None, None)
-
-
 def _run_all(
     pending: list[_PairJob],
     pair: _Pair,
-    sources: _TaskSources,
+    sources: HistoryCopies,
     *,
     jobs: int,
     on_start: Callable[[PlannedConfig, Task], None],
@@ -323,11 +282,15 @@ def _run_all(
         slot = slots.get()
         try:
             on_start(job.planned, job.task)
-            prepared = sources.acquire(job.task)
-            try:
+            with TaskWorkspaces(
+                pair.repo,
+                job.task.base,
+                history=pair.config.run.history,
+                link=pair.config.worktree.link,
+                warn=pair.warn,
+                copies=sources,
+            ) as prepared:
                 return pair.run(job.planned, job.task, prepared, attempt=job.attempt, slot=slot)
-            finally:
-                sources.release(job.task)
         finally:
             slots.put(slot)
 

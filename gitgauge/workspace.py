@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,6 +26,59 @@ HistoryMode = Literal["isolated", "full"]
 HISTORY_PREFIX = "gitgauge-hist-"
 
 
+class HistoryCopies:
+    """The isolated history copies of one run, one per task `base`, made on first use and
+    removed together at the end.
+
+    A copy whose base descends from an earlier copy's base borrows that copy's objects (through
+    `objects/info/alternates`) and packs only the commits in between, so a run over many tasks
+    of a long history pays for one full copy, not one per task. Run tasks oldest base first to
+    get the most out of it.
+    """
+
+    def __init__(self, repo: Repository) -> None:
+        self.repo = repo
+        self._lock = threading.Lock()
+        self._holder: Path | None = None
+        self._copies: dict[str, HistoryCopy] = {}
+
+    def get(self, base: str) -> HistoryCopy:
+        with self._lock:
+            copy = self._copies.get(base)
+            if copy is not None:
+                return copy
+            if self._holder is None:
+                with deferred():
+                    self._holder = Path(tempfile.mkdtemp(prefix=HISTORY_PREFIX))
+                    write_owner(self._holder, repository=self.repo.root, kind="history")
+            ancestors = [c for c in self._copies.values() if self.repo.is_ancestor(c.commit, base)]
+            # The nearest ancestor leaves the least to pack.
+            borrow = max(ancestors, key=lambda c: self.repo.commit_time(c.commit), default=None)
+            root = self._holder / f"copy-{len(self._copies)}.git"
+            copy = HistoryCopy.create(self.repo, base, root, borrow=borrow)
+            self._copies[base] = copy
+            return copy
+
+    def close(self) -> None:
+        with self._lock:
+            if self._holder is not None:
+                with deferred():
+                    shutil.rmtree(self._holder, ignore_errors=True)
+            self._holder = None
+            self._copies.clear()
+
+    def __enter__(self) -> HistoryCopies:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
 class TaskWorkspaces:
     """Prepared once per task (`with TaskWorkspaces(...) as prepared:`), then
     `prepared.workspace()` gives each config its own fresh checkout of `base`."""
@@ -37,8 +91,11 @@ class TaskWorkspaces:
         history: HistoryMode,
         link: Sequence[str],
         warn: Warn,
+        copies: HistoryCopies | None = None,
     ) -> None:
+        """`copies`: the run's shared history copies; without it, the task makes its own."""
         self.repo = repo
+        self.shared = copies
         self.base = base
         self.history = history
         self.link = list(link)
@@ -47,7 +104,9 @@ class TaskWorkspaces:
         self._copy: HistoryCopy | None = None
 
     def __enter__(self) -> TaskWorkspaces:
-        if self.history == "isolated":
+        if self.history == "isolated" and self.shared is not None:
+            self._copy = self.shared.get(self.base)
+        elif self.history == "isolated":
             try:
                 with deferred():
                     self._holder = Path(tempfile.mkdtemp(prefix=HISTORY_PREFIX))

@@ -671,7 +671,11 @@ def test_full_disk_while_writing_a_result(mined_copy: GitRepo, no_stray_worktree
     )
 
     assert full.returncode == 1, full.stdout + full.stderr
-    first_task = sorted(task["id"] for task in task_files(mined_copy).values())[0]
+    # `run` works on tasks oldest base first.
+    first_task = min(
+        task_files(mined_copy).values(),
+        key=lambda task: int(mined_copy.git("log", "-1", "--format=%ct", task["base"])),
+    )["id"]
     line = one_error(full, f"results/noop/{first_task}.json", "--resume")
     assert "File too large" in line
     # The pair finished before the failure is on disk and valid; the failed one left nothing.

@@ -25,6 +25,7 @@ ROW_LABELS = (
     "peak memory: mine -j 2 (row 3)",
     "isolated workspace: history copy + first checkout",
     "isolated workspace: each further checkout of the same task",
+    "isolated workspace of a run's next task",
 )
 
 

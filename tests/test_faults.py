@@ -16,7 +16,7 @@ import pytest
 from conftest import GITGAUGE, GitRepo, run_gitgauge
 
 from gitgauge.git import Repository
-from gitgauge.workspace import TaskWorkspaces
+from gitgauge.workspace import HistoryCopies, TaskWorkspaces
 
 
 def _temp_dirs() -> set[Path]:
@@ -241,3 +241,49 @@ def test_owner_files_do_not_name_the_users_repository(git_repo: GitRepo) -> None
                 text = owner.read_text()
                 assert str(git_repo.root) not in text
                 assert json.loads(text)["pid"] == os.getpid()
+
+
+def test_history_copies_of_a_run_chain_without_reaching_past_their_base(
+    git_repo: GitRepo, own_temp_root: Path
+) -> None:
+    """Seven tasks on one line of history: each copy packs only the commits since the previous
+    base and borrows the rest, git never complains about nested alternates, and no copy reaches
+    a commit after its own base."""
+    git_repo.commit("Initial commit", files={"app.py": "v = 0\n"})
+    bases = []
+    for index in range(1, 8):
+        bases.append(git_repo.commit(f"Change {index}", files={"app.py": f"v = {index}\n"}))
+    repo = Repository(git_repo.root)
+    with HistoryCopies(repo) as copies:
+        made = [copies.get(base) for base in bases]
+        assert made[-1].borrowed == tuple(made[:-1])
+        assert copies.get(bases[2]) is made[2]  # made once
+        for index, base in enumerate(bases):
+            with TaskWorkspaces(
+                repo, base, history="isolated", link=[], warn=print, copies=copies
+            ) as prepared:
+                with prepared.workspace() as workspace:
+                    listed = subprocess.run(
+                        ["git", "rev-list", "--all"],
+                        cwd=workspace,
+                        capture_output=True,
+                        text=True,
+                    )
+                    assert listed.stderr == ""  # no "nesting too deep"
+                    assert sorted(listed.stdout.split()) == sorted(
+                        git_repo.git("rev-list", base).split()
+                    )
+                    objects = subprocess.run(
+                        ["git", "cat-file", "--batch-all-objects", "--batch-check"],
+                        cwd=workspace,
+                        capture_output=True,
+                        text=True,
+                    ).stdout
+                    for later in bases[index + 1 :]:
+                        assert later not in objects
+        # Each copy's own pack holds only its increment: one commit, tree and blob.
+        own = subprocess.run(
+            ["git", "count-objects", "-v"], cwd=made[-1].root, capture_output=True, text=True
+        ).stdout
+        assert "in-pack: 3" in own
+    assert not list(own_temp_root.iterdir())
