@@ -26,7 +26,7 @@ _BUG_WORDS = (
     "|defect|defects|regression|regressions"
 )
 # Whole words only: "prefix", "fixture" and "debug" are not bug words.
-_BUG_WORD = re.compile(rf"(?<![A-Za-z0-9_])(?:{_BUG_WORDS})(?![A-Za-z0-9_])", re.IGNORECASE)
+_BUG_WORD = re.compile(rf"(?<!\w)(?:{_BUG_WORDS})(?!\w)", re.IGNORECASE)
 _KOREAN_BUG_WORDS = ("수정", "오류", "버그")
 
 RICH_BODY_MIN_CHARS = 40

@@ -118,6 +118,7 @@ def test_korean_bug_words_anywhere_make_candidates(subject: str) -> None:
         "Prefixed names",
         "Suffix handling",
         "pagination_fix",  # an underscore joins words: not a whole word
+        "Ajoute lefix_é et l'éfix",  # accented letters are letters: not whole words
         "fixup the layout",
         "Update dependencies",
         "",
