@@ -7,16 +7,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import queue
 from collections import Counter
 from collections.abc import Callable, Generator, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from gitgauge import classify, process
+from gitgauge import classify
 from gitgauge.errors import ConfigError, GitError, UsageError
 from gitgauge.git import Commit, Repository
+from gitgauge.parallel import in_order
 from gitgauge.records import PromptQuality, RepoConfig, Task
 from gitgauge.store import Store, atomic_write_json
 from gitgauge.verify import Verdict, verify
@@ -203,39 +202,14 @@ def _verify_all(
     warn: Warn,
     events: MineEvents,
 ) -> Generator[Verdict, None, None]:
-    """Verify candidates on `jobs` threads; yield verdicts in candidate order, whatever finishes
-    first, so output and saved tasks do not depend on `jobs`."""
-    if not candidates:
-        return
-    # GITGAUGE_JOB slots: a test suite can derive a free port or database name from it.
-    slots: queue.Queue[int] = queue.Queue()
-    for slot in range(jobs):
-        slots.put(slot)
+    """Verify candidates on `jobs` threads; verdicts come in candidate order."""
 
-    def judge(candidate: Candidate) -> Verdict:
-        slot = slots.get()
-        try:
-            events.on_start(candidate.commit)
-            env = {"GITGAUGE_JOB": str(slot)}
-            return verify(repo, candidate.commit, config, warn=warn, extra_env=env)
-        finally:
-            slots.put(slot)
+    def judge(candidate: Candidate, slot: int) -> Verdict:
+        events.on_start(candidate.commit)
+        env = {"GITGAUGE_JOB": str(slot)}
+        return verify(repo, candidate.commit, config, warn=warn, extra_env=env)
 
-    executor = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="gitgauge-verify")
-    futures: list[Future[Verdict]] = [executor.submit(judge, c) for c in candidates]
-    try:
-        for future in futures:
-            yield future.result()
-    except BaseException:
-        # Interrupted, or the consumer stopped (an error): start nothing new, kill what runs,
-        # and wait for the workers to remove their worktrees.
-        for future in futures:
-            future.cancel()
-        process.cancel_all()
-        executor.shutdown(wait=True, cancel_futures=True)
-        process.clear_cancel()
-        raise
-    executor.shutdown(wait=True)
+    return in_order(candidates, judge, jobs=jobs, name="verify")
 
 
 def _remember(store: Store, config: RepoConfig, verdict: Verdict) -> None:

@@ -9,9 +9,7 @@ an interrupted run keeps every finished pair. An agent's crash or timeout is a r
 
 from __future__ import annotations
 
-import queue
 from collections.abc import Callable, Generator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,6 +20,7 @@ from gitgauge.adapters.base import Adapter, AdapterContext, AdapterOutcome, crea
 from gitgauge.config import load_agent_config
 from gitgauge.errors import ConfigError, GitGaugeError, TaskError, UsageError
 from gitgauge.git import Repository
+from gitgauge.parallel import in_order
 from gitgauge.records import AgentConfig, ErrorKind, RepoConfig, RunManifest, RunResult, Task
 from gitgauge.scoring import diffstat
 from gitgauge.scoring.grade import grade
@@ -272,44 +271,24 @@ def _run_all(
     jobs: int,
     on_start: Callable[[PlannedConfig, Task], None],
 ) -> Generator[RunResult, None, None]:
-    if not pending:
-        return
-    slots: queue.Queue[int] = queue.Queue()
-    for slot in range(jobs):
-        slots.put(slot)
 
-    def run_one(job: _PairJob) -> RunResult:
-        slot = slots.get()
-        try:
-            on_start(job.planned, job.task)
-            with TaskWorkspaces(
-                pair.repo,
-                job.task.base,
-                history=pair.config.run.history,
-                link=pair.config.worktree.link,
-                warn=pair.warn,
-                copies=sources,
-            ) as prepared:
-                return pair.run(job.planned, job.task, prepared, attempt=job.attempt, slot=slot)
-        finally:
-            slots.put(slot)
+    def run_one(job: _PairJob, slot: int) -> RunResult:
+        on_start(job.planned, job.task)
+        with TaskWorkspaces(
+            pair.repo,
+            job.task.base,
+            history=pair.config.run.history,
+            link=pair.config.worktree.link,
+            warn=pair.warn,
+            copies=sources,
+        ) as prepared:
+            return pair.run(job.planned, job.task, prepared, attempt=job.attempt, slot=slot)
 
-    executor = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="gitgauge-run")
-    futures: list[Future[RunResult]] = [executor.submit(run_one, job) for job in pending]
+    # The history copies go once every worker is done, also after an interrupt.
     try:
-        for future in futures:
-            yield future.result()
-    except BaseException:
-        # Interrupted: start nothing new, kill what runs, let the workers remove workspaces.
-        for future in futures:
-            future.cancel()
-        process.cancel_all()
-        executor.shutdown(wait=True, cancel_futures=True)
+        yield from in_order(pending, run_one, jobs=jobs, name="run")
+    finally:
         sources.close()
-        process.clear_cancel()
-        raise
-    executor.shutdown(wait=True)
-    sources.close()
 
 
 class _Pair:
