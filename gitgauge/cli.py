@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
@@ -299,27 +300,39 @@ def rewrite(
     _guarded(action)
 
 
-class _MineProgress:
-    """One line per candidate; on a terminal, also a transient "verifying ..." line."""
+class _StatusLine:
+    """A transient line at the bottom of a terminal ("verifying ...", "running ..."), rewritten in
+    place and cleared before any real output; nothing at all when stdout is not a terminal.
+    Workers of `-j` update it from their threads, hence the lock."""
 
     def __init__(self) -> None:
         self.tty = sys.stdout.isatty()
         self.shown = False
+        self.lock = threading.Lock()
+
+    def show(self, text: str) -> None:
+        if self.tty:
+            with self.lock:
+                sys.stdout.write(f"\r\033[K{text}")
+                sys.stdout.flush()
+                self.shown = True
+
+    def clear(self) -> None:
+        with self.lock:
+            if self.shown:
+                sys.stdout.write("\r\033[K")
+                sys.stdout.flush()
+                self.shown = False
+
+
+class _MineProgress(_StatusLine):
+    """One line per candidate; on a terminal, also a transient "verifying ..." line."""
 
     def events(self) -> MineEvents:
         return MineEvents(on_start=self.start, on_verdict=self.verdict, on_skip=self.skip)
 
     def start(self, commit: Commit) -> None:
-        if self.tty:
-            sys.stdout.write(f"\r\033[Kverifying {commit.sha[:8]} {commit.subject[:60]}")
-            sys.stdout.flush()
-            self.shown = True
-
-    def clear(self) -> None:
-        if self.shown:
-            sys.stdout.write("\r\033[K")
-            sys.stdout.flush()
-            self.shown = False
+        self.show(f"verifying {commit.sha[:8]} {commit.subject[:60]}")
 
     def verdict(self, verdict: Verdict) -> None:
         self.clear()
@@ -464,29 +477,16 @@ def _run_and_report(
     _say(f"results and logs: {store.run_dir(outcome.run_id)}/")
 
 
-class _RunProgress:
+class _RunProgress(_StatusLine):
     """One line per finished pair; on a terminal, also a transient "running ..." line."""
 
     def __init__(self, *, total: int) -> None:
-        self.tty = sys.stdout.isatty()
-        self.shown = False
+        super().__init__()
         self.total = total
         self.done = 0
 
     def start(self, planned: PlannedConfig, task: Task) -> None:
-        if self.tty:
-            sys.stdout.write(
-                f"\r\033[K[{self.done + 1}/{self.total}] running {planned.config.name} "
-                f"on {task.id[:60]}"
-            )
-            sys.stdout.flush()
-            self.shown = True
-
-    def clear(self) -> None:
-        if self.shown:
-            sys.stdout.write("\r\033[K")
-            sys.stdout.flush()
-            self.shown = False
+        self.show(f"[{self.done + 1}/{self.total}] running {planned.config.name} on {task.id[:60]}")
 
     def result(self, result: RunResult) -> None:
         self.clear()
