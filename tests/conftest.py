@@ -19,13 +19,13 @@ import pytest
 GITGAUGE = [sys.executable, "-m", "gitgauge"]
 
 
-@pytest.fixture(autouse=True)
-def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+def isolate(home: Path, patch: pytest.MonkeyPatch) -> None:
+    """Point HOME and git's global config at `home`, and drop variables that would reach a real
+    API or redirect git."""
+    home.mkdir(parents=True, exist_ok=True)
+    patch.setenv("HOME", str(home))
+    patch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    patch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     for name in (
         "ANTHROPIC_API_KEY",
         "ANTHROPIC_AUTH_TOKEN",
@@ -35,13 +35,33 @@ def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Ite
         "GIT_WORK_TREE",
         "GIT_INDEX_FILE",
     ):
-        monkeypatch.delenv(name, raising=False)
+        patch.delenv(name, raising=False)
     (home / ".gitconfig").write_text(
         "[user]\n\tname = gitgauge tests\n\temail = tests@gitgauge.invalid\n"
         "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n",
         encoding="utf-8",
     )
+
+
+@pytest.fixture(autouse=True)
+def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    isolate(tmp_path / "home", monkeypatch)
     yield
+
+
+def pid_alive(pid: int) -> bool:
+    """True while `pid` runs; a zombie (dead, not yet reaped by its new parent) counts as gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] not in {"Z", "X"}
 
 
 @dataclass

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import GitRepo
+from conftest import GitRepo, isolate, pid_alive
 
 RUN_TESTS_SH = 'exec "${MINE_PYTHON:-python3}" run_tests.py\n'
 BROKEN_RUN_TESTS_SH = "exec gitgauge-no-such-test-runner\n"
@@ -167,21 +167,6 @@ def checkout_state(repo: GitRepo) -> dict[str, str]:
     return state
 
 
-def pid_alive(pid: int) -> bool:
-    """True while `pid` runs; a zombie (dead, not yet reaped by its new parent) counts as gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] not in {"Z", "X"}
-
-
 def wait_until_gone(pid: int, *, seconds: float = 10.0) -> bool:
     """Signals are delivered asynchronously: give a killed process a moment to be gone."""
     deadline = time.monotonic() + seconds
@@ -205,27 +190,8 @@ def wait_for_file(path: Path, *, seconds: float = 60.0) -> str:
 @contextmanager
 def isolated(base: Path) -> Iterator[None]:
     """conftest's per-test isolation, for a module-scoped repository built once."""
-    home = base / "home"
-    home.mkdir(parents=True, exist_ok=True)
-    (home / ".gitconfig").write_text(
-        "[user]\n\tname = gitgauge tests\n\temail = tests@gitgauge.invalid\n"
-        "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n",
-        encoding="utf-8",
-    )
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HOME", str(home))
-        patch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
-        patch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-        for name in (
-            "ANTHROPIC_API_KEY",
-            "ANTHROPIC_AUTH_TOKEN",
-            "ANTHROPIC_BASE_URL",
-            "GITGAUGE_CLAUDE_BIN",
-            "GIT_DIR",
-            "GIT_WORK_TREE",
-            "GIT_INDEX_FILE",
-        ):
-            patch.delenv(name, raising=False)
+        isolate(base / "home", patch)
         yield
 
 

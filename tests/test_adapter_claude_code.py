@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GitRepo
+from conftest import GitRepo, pid_alive
 from fake_claude import FAKE_CLAUDE, envelope_fixture, fake_claude_env, read_record
 
 from gitgauge import process
@@ -78,21 +78,6 @@ def run_fake(
     context = context_for(workspace, env, timeout_seconds=timeout_seconds)
     outcome = (adapter or claude_adapter()).run(context)
     return outcome, env
-
-
-def is_running(pid: int) -> bool:
-    """Alive and not a zombie (a killed child is reaped by init, not by us)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
 # -- a successful run ----------------------------------------------------------------------------
@@ -326,8 +311,8 @@ def test_timeout_kills_the_whole_group(
     assert "thinking..." in outcome.error_message
     assert outcome.seconds < 120
     record = read_record(env)
-    assert not is_running(record["pid"])
-    assert not is_running(record["child_pid"])
+    assert not pid_alive(record["pid"])
+    assert not pid_alive(record["child_pid"])
 
 
 def test_timeout_still_copies_a_printed_cost(tmp_path: Path, workspace: GitRepo) -> None:
