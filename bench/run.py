@@ -692,8 +692,8 @@ class Bench:
 
     def isolated_workspace(self, history: Path) -> None:
         # Imported here: everything else goes through the CLI, as a user would.
-        from gitgauge.git import Repository
-        from gitgauge.workspace import TaskWorkspaces
+        from gitgauge.core.git import Repository
+        from gitgauge.running.workspace import TaskWorkspaces
 
         say("row 6: isolated workspace vs git worktree add")
         repo = Repository(history)
@@ -743,7 +743,7 @@ class Bench:
         )
         # A run over several tasks shares its copies: the next task (base 100 commits later)
         # borrows the previous copy's objects and packs only the commits in between.
-        from gitgauge.workspace import HistoryCopies
+        from gitgauge.running.workspace import HistoryCopies
 
         older = git("rev-parse", "HEAD~101", cwd=history).strip()
         chained: list[float] = []

@@ -15,29 +15,30 @@ from typing import Annotated, NoReturn, TypeVar
 
 import typer
 
-from gitgauge import __version__, interrupt, process
-from gitgauge.compare import compare as compare_sides
-from gitgauge.compare import render_json as render_comparison_json
-from gitgauge.compare import render_text as render_comparison
-from gitgauge.config import load_repo_config
-from gitgauge.errors import ExitCode, GitGaugeError, UsageError
-from gitgauge.git import Commit, Repository
-from gitgauge.html_report import pair_links, render_html
+from gitgauge import __version__
+from gitgauge.core import interrupt, process
+from gitgauge.core.config import load_repo_config
+from gitgauge.core.errors import ExitCode, GitGaugeError, UsageError
+from gitgauge.core.git import Commit, Repository
+from gitgauge.core.lock import exclusive
+from gitgauge.core.records import RepoConfig, RunResult, Task
+from gitgauge.core.store import Store, StoredRun, atomic_write_text
+from gitgauge.core.worktree import remove_stale
 from gitgauge.init import init as init_repository
-from gitgauge.lock import exclusive
-from gitgauge.mine import MineEvents, MineSummary
-from gitgauge.mine import mine as mine_history
-from gitgauge.records import RepoConfig, RunResult, Task
-from gitgauge.report import NO_RUNS_HINT, build_matrix, describe_pair, render_matrix
-from gitgauge.report import build_rows as report_rows
-from gitgauge.report import render as render_report
-from gitgauge.rewrite import DEFAULT_MODEL as DEFAULT_REWRITE_MODEL
-from gitgauge.rewrite import Rewriter, RewriteTotals, rewrite_tasks
-from gitgauge.run import PlannedConfig, ResumeFrom, RunPlan, plan_resume, plan_run
-from gitgauge.run import execute as execute_run
-from gitgauge.store import Store, StoredRun, atomic_write_text
-from gitgauge.verify import REJECT_REASONS, Verdict
-from gitgauge.worktree import remove_stale
+from gitgauge.mining.mine import MineEvents, MineSummary
+from gitgauge.mining.mine import mine as mine_history
+from gitgauge.mining.rewrite import DEFAULT_MODEL as DEFAULT_REWRITE_MODEL
+from gitgauge.mining.rewrite import Rewriter, RewriteTotals, rewrite_tasks
+from gitgauge.mining.verify import REJECT_REASONS, Verdict
+from gitgauge.reporting.compare import compare as compare_sides
+from gitgauge.reporting.compare import render_json as render_comparison_json
+from gitgauge.reporting.compare import render_text as render_comparison
+from gitgauge.reporting.html import pair_links, render_html
+from gitgauge.reporting.report import NO_RUNS_HINT, build_matrix, describe_pair, render_matrix
+from gitgauge.reporting.report import build_rows as report_rows
+from gitgauge.reporting.report import render as render_report
+from gitgauge.running.run import PlannedConfig, ResumeFrom, RunPlan, plan_resume, plan_run
+from gitgauge.running.run import execute as execute_run
 
 app = typer.Typer(
     name="gitgauge",

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from gitgauge.config import CONFIG_FILE
-from gitgauge.store import STATE_DIR, atomic_write_text
+from gitgauge.core.config import CONFIG_FILE
+from gitgauge.core.store import STATE_DIR, atomic_write_text
 
 # Template file (in .gitgauge-template/, shipped as gitgauge.template) -> where init writes it.
 TEMPLATE_FILES = {

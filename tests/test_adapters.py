@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from conftest import GitRepo
 
-from gitgauge import process
-from gitgauge.adapters.base import AdapterContext, adapter_names, create
-from gitgauge.config import load_agent_config
-from gitgauge.errors import ConfigError
-from gitgauge.git import Repository
-from gitgauge.records import AgentConfig, Task
+from gitgauge.core import process
+from gitgauge.core.config import load_agent_config
+from gitgauge.core.errors import ConfigError
+from gitgauge.core.git import Repository
+from gitgauge.core.records import AgentConfig, Task
+from gitgauge.running.adapters.base import AdapterContext, adapter_names, create
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

@@ -27,7 +27,7 @@ import yaml
 from conftest import GITGAUGE, GitRepo, run_gitgauge
 from mine_helpers import isolated, new_repo
 
-from gitgauge.records import RunResult
+from gitgauge.core.records import RunResult
 
 CHECK_PY = '''\
 """Every test_* function of tests/**/test_*.py, with src/ importable; exit 1 on a failure."""

@@ -6,11 +6,10 @@ import re
 
 import pytest
 
-from gitgauge.classify import (
+from gitgauge.core.paths import is_markdown, is_test_file
+from gitgauge.mining.classify import (
     build_prompt,
     classify_subject,
-    is_markdown,
-    is_test_file,
     prompt_quality,
     slugify,
     task_id,

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from conftest import GitRepo, run_gitgauge
 
-from gitgauge.records import AgentConfig, RunManifest, RunResult, Timeouts
-from gitgauge.store import Store
+from gitgauge.core.records import AgentConfig, RunManifest, RunResult, Timeouts
+from gitgauge.core.store import Store
 
 RUN_1 = "20240101T000000Z-aaaaaa"
 RUN_2 = "20240102T000000Z-bbbbbb"

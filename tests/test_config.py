@@ -10,9 +10,9 @@ from conftest import GitRepo, run_gitgauge
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitgauge.config import load_repo_config, parse_config_text
-from gitgauge.errors import ConfigError
-from gitgauge.records import RepoConfig
+from gitgauge.core.config import load_repo_config, parse_config_text
+from gitgauge.core.errors import ConfigError
+from gitgauge.core.records import RepoConfig
 
 PROJECT_ROOT = Path(__file__).parents[1]
 

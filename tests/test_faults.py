@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from conftest import GITGAUGE, GitRepo, run_gitgauge
 
-from gitgauge.git import Repository
-from gitgauge.workspace import HistoryCopies, TaskWorkspaces
+from gitgauge.core.git import Repository
+from gitgauge.running.workspace import HistoryCopies, TaskWorkspaces
 
 
 def _temp_dirs() -> set[Path]:

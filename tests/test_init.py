@@ -8,8 +8,8 @@ from pathlib import Path
 import yaml
 from conftest import GitRepo, run_gitgauge
 
-from gitgauge.config import parse_config_text
-from gitgauge.records import RepoConfig
+from gitgauge.core.config import parse_config_text
+from gitgauge.core.records import RepoConfig
 
 TEMPLATE_DIR = Path(__file__).parents[1] / ".gitgauge-template"
 KEYS = ("testCommand", "setupCommand", "mine", "last", "timeouts", "test", "setup", "adapter")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from mine_helpers import wait_for_file, wait_until_gone
 
-from gitgauge import process
+from gitgauge.core import process
 
 
 def test_timeout_kills_the_whole_group_even_a_grandchild_holding_stdout(tmp_path: Path) -> None:

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 from conftest import GitRepo, run_gitgauge
 
-from gitgauge.records import AgentConfig, RunManifest, RunResult, Timeouts
-from gitgauge.report import (
+from gitgauge.core.records import AgentConfig, RunManifest, RunResult, Timeouts
+from gitgauge.core.store import Store, StoredRun
+from gitgauge.reporting.report import (
     build_matrix,
     build_rows,
     describe_pair,
@@ -24,7 +25,6 @@ from gitgauge.report import (
     render_matrix,
     render_table,
 )
-from gitgauge.store import Store, StoredRun
 
 
 def result(

@@ -19,13 +19,13 @@ from conftest import GitRepo, run_gitgauge
 from fake_anthropic import FakeAnthropic, RecordedRequest, serve
 from fake_claude import envelope_fixture, fake_claude_env, read_record, read_records
 
-from gitgauge import rewrite
-from gitgauge.config import load_repo_config
-from gitgauge.errors import ConfigError
-from gitgauge.git import Repository
-from gitgauge.mine import mine
-from gitgauge.records import Task
-from gitgauge.store import Store
+from gitgauge.core.config import load_repo_config
+from gitgauge.core.errors import ConfigError
+from gitgauge.core.git import Repository
+from gitgauge.core.records import Task
+from gitgauge.core.store import Store
+from gitgauge.mining import rewrite
+from gitgauge.mining.mine import mine
 
 DUMMY_KEY = "sk-ant-test-not-a-real-key"
 

@@ -17,8 +17,8 @@ import yaml
 from conftest import GitRepo, run_gitgauge
 from fake_claude import fake_claude_env, read_records
 
+from gitgauge.core.store import config_dir_name
 from gitgauge.demo import build_demo_repo, demo_test_command
-from gitgauge.store import config_dir_name
 
 SLUG_TASK_SUFFIX = "-fix-slugify-drops-digits"
 SLUG_FILE = "textkit/slug.py"

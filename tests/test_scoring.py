@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from conftest import GitRepo
 
-from gitgauge.git import Repository
-from gitgauge.records import RepoConfig, Task
-from gitgauge.scoring import diffstat
-from gitgauge.scoring.grade import grade
-from gitgauge.scoring.protect import WorkspaceEscape, protect
-from gitgauge.worktree import checkout
+from gitgauge.core.git import Repository
+from gitgauge.core.records import RepoConfig, Task
+from gitgauge.core.worktree import checkout
+from gitgauge.running.scoring import diffstat
+from gitgauge.running.scoring.grade import grade
+from gitgauge.running.scoring.protect import WorkspaceEscape, protect
 
 LINK = [".venv"]
 APP = "def answer():\n    return 41\n\n\ndef name():\n    return 'app'\n"

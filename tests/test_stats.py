@@ -1,4 +1,4 @@
-"""gitgauge.stats against published values, independent recomputations, and simulation."""
+"""gitgauge.reporting.stats against published values, independent recomputations, and simulation."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from statistics import NormalDist, fmean
 
 import pytest
 
-from gitgauge.stats import (
+from gitgauge.reporting.stats import (
     Interval,
     PairedComparison,
     bootstrap_interval,

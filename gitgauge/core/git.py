@@ -1,5 +1,5 @@
 """The only door to git: GitPython for discovery and reading objects, the git CLI (through
-`gitgauge.process`) for history streaming and worktrees. Returns gitgauge's own small records,
+`gitgauge.core.process`) for history streaming and worktrees. Returns gitgauge's own small records,
 never GitPython objects.
 """
 
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from gitgauge import process
-from gitgauge.errors import GitError, NotAGitRepository
+from gitgauge.core import process
+from gitgauge.core.errors import GitError, NotAGitRepository
 
 # Without git on PATH, GitPython raises at import time (a traceback before any command runs);
 # quiet, so that `Repository` can say so in one line instead (and not in agents' environment).

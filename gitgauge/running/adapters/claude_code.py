@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitgauge import process
-from gitgauge.adapters.base import Adapter, AdapterContext, AdapterOutcome, register
-from gitgauge.errors import AdapterError
-from gitgauge.records import ErrorKind
+from gitgauge.core import process
+from gitgauge.core.errors import AdapterError
+from gitgauge.core.records import ErrorKind
+from gitgauge.running.adapters.base import Adapter, AdapterContext, AdapterOutcome, register
 
 BINARY_ENV = "GITGAUGE_CLAUDE_BIN"
 BASE_ARGS = ("-p", "--output-format", "json", "--permission-mode", "acceptEdits")

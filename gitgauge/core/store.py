@@ -21,8 +21,8 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from gitgauge.errors import GitGaugeError, TaskError
-from gitgauge.records import (
+from gitgauge.core.errors import GitGaugeError, TaskError
+from gitgauge.core.records import (
     MANIFEST_SCHEMA_VERSION,
     RESULT_SCHEMA_VERSION,
     TASK_SCHEMA_VERSION,

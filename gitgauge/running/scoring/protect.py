@@ -1,7 +1,7 @@
 """Protected files: an agent may not make the suite pass by editing the tests or how they run.
 
 Before scoring, agent edits to pre-existing files that match the test-file or test-infrastructure
-heuristics (`classify.is_protected`) are reverted to the task's base, brand-new test-infrastructure
+heuristics (`is_protected`) are reverted to the task's base, brand-new test-infrastructure
 files (a `conftest.py` that skips everything) are deleted, and brand-new plain test files stay.
 """
 
@@ -11,11 +11,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from gitgauge import classify
-from gitgauge.errors import GitGaugeError
-from gitgauge.git import Repository
-from gitgauge.scoring.diffstat import exclude_pathspecs
-from gitgauge.worktree import lay_files
+from gitgauge.core.errors import GitGaugeError
+from gitgauge.core.git import Repository
+from gitgauge.core.paths import is_protected, is_test_infra
+from gitgauge.core.worktree import lay_files
+from gitgauge.running.scoring.diffstat import exclude_pathspecs
 
 
 class WorkspaceEscape(GitGaugeError):
@@ -45,9 +45,9 @@ def protect(repo: Repository, workspace: Path, base: str, *, link: Sequence[str]
         # Without rename detection a rename is a deletion plus an addition: the old path is a
         # pre-existing file (restored when protected), the new one a brand-new file.
         if change.status == "A":
-            if classify.is_test_infra(change.path):
+            if is_test_infra(change.path):
                 deleted.append(change.path)
-        elif classify.is_protected(change.path):
+        elif is_protected(change.path):
             reverted.append(change.path)
     ensure_inside(workspace, [*reverted, *deleted])
     # At base a reverted path has its old content and a deleted one does not exist: one call

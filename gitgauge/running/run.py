@@ -15,25 +15,26 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from gitgauge import __version__, process
-from gitgauge.adapters.base import Adapter, AdapterContext, AdapterOutcome, create
-from gitgauge.config import load_agent_config
-from gitgauge.errors import ConfigError, GitGaugeError, TaskError, UsageError
-from gitgauge.git import Repository
-from gitgauge.parallel import in_order
-from gitgauge.records import AgentConfig, ErrorKind, RepoConfig, RunManifest, RunResult, Task
-from gitgauge.scoring import diffstat
-from gitgauge.scoring.grade import grade
-from gitgauge.scoring.protect import WorkspaceEscape, protect
-from gitgauge.store import (
+from gitgauge import __version__
+from gitgauge.core import process
+from gitgauge.core.config import load_agent_config
+from gitgauge.core.errors import ConfigError, GitGaugeError, TaskError, UsageError
+from gitgauge.core.git import Repository
+from gitgauge.core.parallel import in_order
+from gitgauge.core.records import AgentConfig, ErrorKind, RepoConfig, RunManifest, RunResult, Task
+from gitgauge.core.store import (
     StorageError,
     Store,
     atomic_write_text,
     config_dir_name,
     new_run_id,
 )
-from gitgauge.workspace import HistoryCopies, TaskWorkspaces
-from gitgauge.worktree import Warn
+from gitgauge.core.worktree import Warn
+from gitgauge.running.adapters.base import Adapter, AdapterContext, AdapterOutcome, create
+from gitgauge.running.scoring import diffstat
+from gitgauge.running.scoring.grade import grade
+from gitgauge.running.scoring.protect import WorkspaceEscape, protect
+from gitgauge.running.workspace import HistoryCopies, TaskWorkspaces
 
 KNOWN_IDS_SHOWN = 5
 """How many known task ids an unknown `--task` error lists."""

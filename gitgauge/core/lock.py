@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from gitgauge.errors import GitGaugeError
-from gitgauge.store import ensure_state_dir
+from gitgauge.core.errors import GitGaugeError
+from gitgauge.core.store import ensure_state_dir
 
 LOCK_FILE = "lock"
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitgauge.git import Repository
+from gitgauge.core.git import Repository
 
 
 @dataclass(frozen=True)

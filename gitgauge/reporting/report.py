@@ -35,10 +35,10 @@ from typing import Any, Literal
 
 from tabulate import tabulate
 
-from gitgauge import stats
-from gitgauge.records import RunResult
-from gitgauge.stats import Interval
-from gitgauge.store import StoredRun
+from gitgauge.core.records import RunResult
+from gitgauge.core.store import StoredRun
+from gitgauge.reporting import stats
+from gitgauge.reporting.stats import Interval
 
 HEADERS = ("CONFIG", "RESOLVED", "ERRORS", "REGRESS", "AVG COST", "AVG TIME", "AVG DIFF")
 RATE_HEADER = "RATE"

@@ -11,7 +11,7 @@ from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
-from gitgauge import process
+from gitgauge.core import process
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")

@@ -12,14 +12,14 @@ from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from gitgauge import classify
-from gitgauge.errors import ConfigError, GitError, UsageError
-from gitgauge.git import Commit, Repository
-from gitgauge.parallel import in_order
-from gitgauge.records import PromptQuality, RepoConfig, Task
-from gitgauge.store import Store, atomic_write_json
-from gitgauge.verify import Verdict, verify
-from gitgauge.worktree import Warn, warn_once
+from gitgauge.core.errors import ConfigError, GitError, UsageError
+from gitgauge.core.git import Commit, Repository
+from gitgauge.core.parallel import in_order
+from gitgauge.core.records import PromptQuality, RepoConfig, Task
+from gitgauge.core.store import Store, atomic_write_json
+from gitgauge.core.worktree import Warn, warn_once
+from gitgauge.mining import classify
+from gitgauge.mining.verify import Verdict, verify
 
 # Stop early when the test command cannot even start this many times in a row with no success:
 # the command is wrong, and verifying 200 candidates will not make it right.

@@ -18,9 +18,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal
 
-from gitgauge.git import HistoryCopy, Repository
-from gitgauge.interrupt import deferred
-from gitgauge.worktree import Warn, checkout, write_owner
+from gitgauge.core.git import HistoryCopy, Repository
+from gitgauge.core.interrupt import deferred
+from gitgauge.core.worktree import Warn, checkout, write_owner
 
 HistoryMode = Literal["isolated", "full"]
 HISTORY_PREFIX = "gitgauge-hist-"

@@ -1,4 +1,6 @@
-"""Pure heuristics: which subjects look like bug fixes, which paths are tests or test infra.
+"""Pure heuristics: which subjects look like bug fixes; task ids and prompts from a commit.
+
+The path rules (tests, test infrastructure) live in `gitgauge.core.paths`, shared with running.
 
 These decide what gets mined and what an agent may not edit, so each rule is documented in the
 README ("How mining works", "Protected files") and each has a test with a counter-example.
@@ -6,14 +8,13 @@ README ("How mining works", "Protected files") and each has a test with a counte
 
 from __future__ import annotations
 
-import fnmatch
 import re
 import unicodedata
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 from typing import Literal
 
-from gitgauge.records import PromptQuality
+from gitgauge.core.paths import is_markdown, is_test_file
+from gitgauge.core.records import PromptQuality
 
 FIX_TYPES = frozenset({"fix", "bugfix", "hotfix"})
 """Conventional Commits types that mark a bug fix (matched case-insensitively)."""
@@ -32,47 +33,6 @@ _KOREAN_BUG_WORDS = ("수정", "오류", "버그")
 RICH_BODY_MIN_CHARS = 40
 """A body with at least this many non-whitespace characters makes a `rich` prompt."""
 
-TEST_DIR_SEGMENTS = frozenset({"test", "tests", "__tests__", "spec", "specs"})
-TEST_NAME_PATTERNS = (
-    "test_*.py",
-    "*_test.py",
-    "*_test.go",
-    "*.test.*",
-    "*.spec.*",
-    "*Test.java",
-    "*Tests.java",
-    "*Test.kt",
-    "*Tests.kt",
-    "*_spec.rb",
-    "conftest.py",
-)
-TEST_INFRA_PATTERNS = (
-    "conftest.py",
-    "pytest.ini",
-    "tox.ini",
-    "noxfile.py",
-    "setup.cfg",
-    "pyproject.toml",
-    ".coveragerc",
-    "requirements*.txt",
-    "Pipfile",
-    "Pipfile.lock",
-    "poetry.lock",
-    "Makefile",
-    "package.json",
-    "package-lock.json",
-    "yarn.lock",
-    "pnpm-lock.yaml",
-    "vitest.config.*",
-    "vitest.workspace.*",
-    "jest.config.*",
-    "karma.conf.*",
-    "playwright.config.*",
-    "cypress.config.*",
-    ".mocharc*",
-)
-MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx"})
-
 
 @dataclass(frozen=True)
 class SubjectVerdict:
@@ -90,33 +50,6 @@ def classify_subject(subject: str) -> SubjectVerdict:
     if _BUG_WORD.search(subject) or any(word in subject for word in _KOREAN_BUG_WORDS):
         return SubjectVerdict(candidate=True, rule="bug-word")
     return SubjectVerdict(candidate=False, rule="none")
-
-
-def _matches_any(name: str, patterns: tuple[str, ...]) -> bool:
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
-
-
-def is_test_file(path: str) -> bool:
-    """Test files by directory segment or file name (see README, "How mining works")."""
-    parts = PurePosixPath(path).parts
-    if any(segment.lower() in TEST_DIR_SEGMENTS for segment in parts[:-1]):
-        return True
-    return _matches_any(parts[-1], TEST_NAME_PATTERNS) if parts else False
-
-
-def is_test_infra(path: str) -> bool:
-    """Files that configure how tests run (by file name, in any directory)."""
-    name = PurePosixPath(path).name
-    return _matches_any(name, TEST_INFRA_PATTERNS)
-
-
-def is_protected(path: str) -> bool:
-    """Paths an agent may not change for scoring: tests and test infrastructure."""
-    return is_test_file(path) or is_test_infra(path)
-
-
-def is_markdown(path: str) -> bool:
-    return PurePosixPath(path).suffix.lower() in MARKDOWN_SUFFIXES
 
 
 def touches_tests_and_source(paths: list[str]) -> bool:

@@ -12,11 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitgauge import process
-from gitgauge.git import Repository
-from gitgauge.records import RepoConfig, Task
-from gitgauge.scoring.protect import ensure_inside
-from gitgauge.worktree import lay_files
+from gitgauge.core import process
+from gitgauge.core.git import Repository
+from gitgauge.core.records import RepoConfig, Task
+from gitgauge.core.worktree import lay_files
+from gitgauge.running.scoring.protect import ensure_inside
 
 
 @dataclass(frozen=True)

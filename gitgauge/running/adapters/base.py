@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from gitgauge.errors import ConfigError
-from gitgauge.git import Repository
-from gitgauge.records import AgentConfig, ErrorKind, Task
+from gitgauge.core.errors import ConfigError
+from gitgauge.core.git import Repository
+from gitgauge.core.records import AgentConfig, ErrorKind, Task
 
 
 @dataclass(frozen=True)
@@ -99,4 +99,4 @@ def create(config: AgentConfig, *, source: str) -> Adapter:
 
 def _load_builtins() -> None:
     # Imported for their @register side effect; here, not at module top, to avoid an import cycle.
-    from gitgauge.adapters import baselines, claude_code, script  # noqa: F401
+    from gitgauge.running.adapters import baselines, claude_code, script  # noqa: F401

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gitgauge import process
-from gitgauge.adapters.base import Adapter, AdapterContext, AdapterOutcome, register
+from gitgauge.core import process
+from gitgauge.running.adapters.base import Adapter, AdapterContext, AdapterOutcome, register
 
 
 @register

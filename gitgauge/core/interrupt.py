@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-from gitgauge import process
+from gitgauge.core import process
 
 _pending: list[int] = []
 _depth = 0

@@ -21,12 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from gitgauge import classify, process
-from gitgauge.adapters.claude_code import find_claude_binary, parse_result
-from gitgauge.errors import AdapterError, ConfigError, GitError, GitGaugeError, TaskError
-from gitgauge.git import ChangedPath, Commit, Repository
-from gitgauge.records import Task
-from gitgauge.store import Store
+from gitgauge.core import process
+from gitgauge.core.errors import AdapterError, ConfigError, GitError, GitGaugeError, TaskError
+from gitgauge.core.git import ChangedPath, Commit, Repository
+from gitgauge.core.paths import is_test_file
+from gitgauge.core.records import Task
+from gitgauge.core.store import Store
+from gitgauge.running.adapters.claude_code import find_claude_binary, parse_result
 
 if TYPE_CHECKING:
     import anthropic
@@ -124,7 +125,7 @@ def gather_source(repo: Repository, task: Task, commit: Commit | None = None) ->
             )
     if commit is None:
         commit = repo.commit_info(task.fix)
-    source_changes = [c for c in commit.changes if not classify.is_test_file(c.path)]
+    source_changes = [c for c in commit.changes if not is_test_file(c.path)]
     diffs = [
         FileText(change.path, repo.diff_text(task.base, task.fix, _paths_of(change)))
         for change in source_changes[:MAX_DIFFED_FILES]

@@ -2,7 +2,7 @@
 
 A side is a config name (its latest run) or `RUN:CONFIG` (a run id, or a unique start of one).
 Only the tasks both sides ran are compared, paired by task; every difference is B - A. The
-statistics are `gitgauge.stats` (docs/statistics.md): exact McNemar and Newcombe's interval with
+statistics are `reporting.stats` (docs/statistics.md): exact McNemar and Newcombe's interval with
 one attempt per task, a paired permutation test and a bootstrap over tasks with repeats, paired
 bootstrap intervals for cost, time and diff, and one verdict sentence that never claims more than
 the numbers. What could make the comparison unfair (other timeouts, test commands, task sets,
@@ -18,10 +18,11 @@ from typing import Any
 
 from tabulate import tabulate
 
-from gitgauge import stats
-from gitgauge.errors import GitGaugeError
-from gitgauge.records import RunManifest, RunResult
-from gitgauge.report import (
+from gitgauge.core.errors import GitGaugeError
+from gitgauge.core.records import RunManifest, RunResult
+from gitgauge.core.store import StoredRun
+from gitgauge.reporting import stats
+from gitgauge.reporting.report import (
     CONFIDENCE,
     FEW_TASKS,
     SEED,
@@ -34,8 +35,7 @@ from gitgauge.report import (
     seconds_of,
     task_mean,
 )
-from gitgauge.stats import Interval, PairedComparison, PairedMean
-from gitgauge.store import StoredRun
+from gitgauge.reporting.stats import Interval, PairedComparison, PairedMean
 
 SHOWN_NAMES = 10
 """How many known names an error message lists."""

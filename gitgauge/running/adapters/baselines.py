@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import time
 
-from gitgauge import classify
-from gitgauge.adapters.base import Adapter, AdapterContext, AdapterOutcome, register
-from gitgauge.worktree import lay_files
+from gitgauge.core.paths import is_test_file
+from gitgauge.core.worktree import lay_files
+from gitgauge.running.adapters.base import Adapter, AdapterContext, AdapterOutcome, register
 
 
 @register
@@ -23,7 +23,7 @@ class GoldAdapter(Adapter):
         paths: list[str] = []
         for change in changes:
             for path in (change.old_path, change.path):
-                if path is not None and not classify.is_test_file(path) and path not in paths:
+                if path is not None and not is_test_file(path) and path not in paths:
                     paths.append(path)
         lay_files(context.repo, task.fix, paths, context.workspace)
         return AdapterOutcome(seconds=time.monotonic() - started)

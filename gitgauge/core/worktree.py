@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from gitgauge.git import Repository, WorktreeHost, fingerprint
-from gitgauge.interrupt import deferred
+from gitgauge.core.git import Repository, WorktreeHost, fingerprint
+from gitgauge.core.interrupt import deferred
 
 TEMP_PREFIX = "gitgauge-wt-"
 OWNER_FILE = "owner.json"

@@ -14,8 +14,8 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from gitgauge.errors import ConfigError
-from gitgauge.records import AgentConfig, RepoConfig
+from gitgauge.core.errors import ConfigError
+from gitgauge.core.records import AgentConfig, RepoConfig
 
 CONFIG_FILE = "gitgauge.yaml"
 

@@ -11,10 +11,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
-from gitgauge import classify, process
-from gitgauge.git import Commit, Repository
-from gitgauge.records import RepoConfig, Task
-from gitgauge.worktree import Warn, checkout, lay_files
+from gitgauge.core import process
+from gitgauge.core.git import Commit, Repository
+from gitgauge.core.paths import is_test_file
+from gitgauge.core.records import RepoConfig, Task
+from gitgauge.core.worktree import Warn, checkout, lay_files
+from gitgauge.mining import classify
 
 RejectReason = Literal[
     "passes before the fix",
@@ -46,7 +48,7 @@ class Verdict:
 
 def test_files_of(commit: Commit) -> list[str]:
     """The fix's test paths: added, modified, deleted, and both sides of renames."""
-    return [path for path in commit.paths if classify.is_test_file(path)]
+    return [path for path in commit.paths if is_test_file(path)]
 
 
 def verify(

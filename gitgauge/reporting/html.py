@@ -18,7 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitgauge.report import (
+from gitgauge.core.store import Store
+from gitgauge.reporting.report import (
     ReportRow,
     TaskMatrix,
     attempts_by_task,
@@ -28,7 +29,6 @@ from gitgauge.report import (
     summary_cells,
     summary_headers,
 )
-from gitgauge.store import Store
 
 CHART_WIDTH = 760
 LABEL_WIDTH = 200
