@@ -25,6 +25,20 @@ OWNER_FILE = "owner.json"
 
 Warn = Callable[[str], None]
 
+# git deletes `$GIT_DIR/worktrees/` when its last worktree is removed or pruned; a `worktree add`
+# running at that moment in another thread fails ("could not create directory of
+# .git/worktrees/..."). gitgauge's own add / remove / prune of one repository therefore take turns
+# (each is milliseconds; the test runs inside the worktrees stay parallel).
+_admin_locks: dict[str, threading.Lock] = {}
+_admin_locks_guard = threading.Lock()
+
+
+def admin_lock(host: WorktreeHost) -> threading.Lock:
+    """The lock that serializes worktree administration of `host` within this process."""
+    key = os.path.realpath(host.root)
+    with _admin_locks_guard:
+        return _admin_locks.setdefault(key, threading.Lock())
+
 
 def warn_once(warn: Warn) -> Warn:
     """`warn`, saying each distinct message once: a missing `worktree.link` directory would
@@ -72,7 +86,8 @@ def checkout(
             }
             (holder / OWNER_FILE).write_text(json.dumps(owner), encoding="utf-8")
         path = worktree_path(holder)
-        host.worktree_add(path, commit)
+        with admin_lock(host):
+            host.worktree_add(path, commit)
         link_directories(link_from or host.root, path, link, warn=warn)
         yield path
     finally:
@@ -107,13 +122,37 @@ def _remove(repo: WorktreeHost, holder: Path) -> None:
             entry = path / str(name)
             if entry.is_symlink():
                 entry.unlink()
-        repo.worktree_remove(path)
+        # Delete the checked-out files first, outside the lock: on a large tree that is most of
+        # the work of `worktree remove`, and it needs no turn-taking.
+        _clear_except_git(path)
+        with admin_lock(repo):
+            repo.worktree_remove(path)
         removed = not path.exists()
     shutil.rmtree(holder, ignore_errors=True)
     # Prune only when `worktree remove` did not do the job (the directory was already gone, or
     # removal failed): a prune per worktree is a measurable cost when mining many candidates.
     if not removed:
-        repo.worktree_prune()
+        with admin_lock(repo):
+            repo.worktree_prune()
+
+
+def _clear_except_git(path: Path) -> None:
+    """Best effort: whatever stays (an agent may have made files undeletable) is left to
+    `worktree remove --force --force` and the holder's removal."""
+    try:
+        entries = list(path.iterdir())
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name == ".git":
+            continue
+        try:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
+        except OSError:
+            pass
 
 
 def link_directories(
