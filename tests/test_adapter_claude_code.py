@@ -13,11 +13,11 @@ from conftest import GitRepo, pid_alive
 from fake_claude import FAKE_CLAUDE, envelope_fixture, fake_claude_env, read_record
 
 from gitgauge.core import process
+from gitgauge.core.claude import parse_result
 from gitgauge.core.errors import AdapterError
 from gitgauge.core.git import Repository
 from gitgauge.core.records import AgentConfig, Task
 from gitgauge.running.adapters.base import Adapter, AdapterContext, AdapterOutcome, create
-from gitgauge.running.adapters.claude_code import parse_result
 
 BASE_ARGV = ["-p", "--output-format", "json", "--permission-mode", "acceptEdits"]
 # Shell syntax and a flag inside the prompt: harmless only because it never reaches argv.
