@@ -11,7 +11,9 @@ import json
 import os
 import re
 import secrets
+import stat
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -42,6 +44,35 @@ class StorageError(GitGaugeError):
     """A file under `.gitgauge/` could not be written."""
 
 
+def current_umask() -> int:
+    """The process's umask, read without changing it (`os.umask` can only be read by setting it,
+    which races with threads creating files)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    with _umask_guard:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+_umask_guard = threading.Lock()
+
+
+def _ordinary_mode(path: Path) -> int:
+    """The mode a plain `open(path, "w")` would leave: an existing file keeps its own, a new one
+    gets 0666 less the umask. (`mkstemp` makes 0600 files, which a teammate, a CI container under
+    another uid or a web server publishing the HTML report could not read.)"""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        return 0o666 & ~current_umask()
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     try:
         # A full disk, a read-only directory or a file where a directory should be fails here
@@ -52,6 +83,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise StorageError(f"could not write {path}: {error.strerror or error}") from None
     try:
         with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), _ordinary_mode(path))
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
