@@ -1,0 +1,160 @@
+"""The Typer app and what its commands share: the options two commands take, the status line,
+and the one way a use case is run (expected errors to one line and an exit code, Ctrl-C and
+SIGTERM to exit 130).
+
+The command modules (`mine`, `run`, `report`, `demo`) define the commands; `gitgauge.cli`
+registers them on `app` in the order `gitgauge --help` lists them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Callable
+from typing import Annotated, NoReturn, TypeVar
+
+import typer
+
+from gitgauge import __version__
+from gitgauge.core import interrupt, process
+from gitgauge.core.errors import ExitCode, GitGaugeError, UsageError
+
+app = typer.Typer(
+    name="gitgauge",
+    help="Mine fail-to-pass tasks from your git history and compare agent setups on them.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+T = TypeVar("T")
+
+
+def main() -> None:
+    try:
+        app(args=_optional_resume_value(sys.argv[1:]))
+    except SystemExit as exit_request:
+        if exit_request.code == ExitCode.INTERRUPTED:
+            # Cleanup is done. Leave now, skipping interpreter shutdown: Python restores the
+            # default SIGINT action there, and one more Ctrl-C would end us with -2, not 130.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(int(ExitCode.INTERRUPTED))
+        raise
+
+
+def _optional_resume_value(args: list[str]) -> list[str]:
+    """`run --resume` may stand without a run id (the latest run): give it the value `latest`,
+    since an option either always or never takes a value in click."""
+    fixed = list(args)
+    for index, arg in enumerate(fixed):
+        if arg == "--":
+            break
+        if arg == "--resume":
+            following = fixed[index + 1] if index + 1 < len(fixed) else None
+            if following is None or following.startswith("-"):
+                fixed.insert(index + 1, "latest")
+            break
+    return fixed
+
+
+def say(message: str = "") -> None:
+    print(message, flush=True)
+
+
+def warn(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr, flush=True)
+
+
+def _fail(error: GitGaugeError) -> NoReturn:
+    print(f"gitgauge: error: {error}", file=sys.stderr, flush=True)
+    raise typer.Exit(int(error.exit_code))
+
+
+def guarded(action: Callable[[], T], *, resume_hint: str | None = None) -> T:
+    """Run a use case; expected errors become one line on stderr and their exit code; Ctrl-C
+    and SIGTERM end in exit 130 with a line saying how to continue."""
+    interrupt.install()
+    try:
+        try:
+            return action()
+        finally:
+            # Whatever happened, no child process group outlives gitgauge.
+            process.cancel_all()
+    except GitGaugeError as error:
+        _fail(error)
+    except KeyboardInterrupt:
+        hint = f"; {resume_hint}" if resume_hint else ""
+        print(
+            f"gitgauge: interrupted; temporary worktrees were removed{hint}",
+            file=sys.stderr,
+            flush=True,
+        )
+        raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
+
+
+JOBS_OPTION = typer.Option(
+    "--jobs",
+    "-j",
+    help="How many to run at once (a number, or `auto` for the number of CPUs). Default 1: "
+    "test suites must allow it (no fixed ports, no shared paths outside the worktree).",
+)
+WAIT_OPTION = typer.Option(
+    "--wait", help="Wait for another gitgauge command using .gitgauge/ instead of failing."
+)
+
+
+def parse_jobs(value: str) -> int:
+    if value.strip().lower() == "auto":
+        return os.cpu_count() or 1
+    try:
+        jobs = int(value)
+    except ValueError:
+        raise UsageError(f"--jobs must be a positive number or `auto`, got {value!r}") from None
+    if jobs <= 0:
+        raise UsageError(f"--jobs must be a positive number or `auto`, got {value!r}")
+    return jobs
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        say(f"gitgauge {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version_callback, is_eager=True, help="Show the version."
+        ),
+    ] = False,
+) -> None:
+    """gitgauge: did this change to our agent setup actually help, on our code?"""
+
+
+class StatusLine:
+    """A transient line at the bottom of a terminal ("verifying ...", "running ..."), rewritten in
+    place and cleared before any real output; nothing at all when stdout is not a terminal.
+    Workers of `-j` update it from their threads, hence the lock."""
+
+    def __init__(self) -> None:
+        self.tty = sys.stdout.isatty()
+        self.shown = False
+        self.lock = threading.Lock()
+
+    def show(self, text: str) -> None:
+        if self.tty:
+            with self.lock:
+                sys.stdout.write(f"\r\033[K{text}")
+                sys.stdout.flush()
+                self.shown = True
+
+    def clear(self) -> None:
+        with self.lock:
+            if self.shown:
+                sys.stdout.write("\r\033[K")
+                sys.stdout.flush()
+                self.shown = False

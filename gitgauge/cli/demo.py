@@ -1,0 +1,72 @@
+"""`gitgauge demo`: the whole pipeline on the bundled sample repository, no network."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from gitgauge.cli.common import guarded, say, warn
+from gitgauge.cli.mine import MineProgress, print_mine_summary
+from gitgauge.cli.run import run_and_report
+from gitgauge.core.config import load_repo_config
+from gitgauge.core.errors import GitGaugeError
+from gitgauge.core.git import Repository
+from gitgauge.core.store import Store
+from gitgauge.init import init as init_repository
+from gitgauge.mining.mine import mine as mine_history
+from gitgauge.running.run import plan_run
+
+
+def demo(
+    directory: Annotated[
+        Path | None,
+        typer.Argument(help="Where to build the demo repository (default: a new temporary one)."),
+    ] = None,
+) -> None:
+    """Build the bundled sample repository and run the whole pipeline on it (no network)."""
+
+    def action() -> None:
+        import importlib.util
+        import tempfile
+
+        from gitgauge.demo import build_demo_repo, write_demo_agent_configs, write_demo_config
+
+        if importlib.util.find_spec("pytest") is None:
+            raise GitGaugeError(
+                "the demo's sample project is tested with pytest, which is not installed: "
+                "pip install 'gitgauge[demo]' (or pip install pytest)"
+            )
+        target = directory or Path(tempfile.mkdtemp(prefix="gitgauge-demo-")) / "sample"
+        try:
+            build_demo_repo(target)
+        except FileExistsError as error:
+            raise GitGaugeError(str(error)) from None
+        say(f"demo repository: {target}")
+        repo = Repository(target)
+        init_repository(repo.root)
+        write_demo_config(repo.root, python=sys.executable)
+        config = load_repo_config(repo.root)
+        say("$ gitgauge mine")
+        progress = MineProgress()
+        summary = mine_history(
+            repo,
+            config,
+            Store(repo.root),
+            warn=warn,
+            events=progress.events(),
+        )
+        progress.clear()
+        print_mine_summary(summary, Store(repo.root))
+        config_files = write_demo_agent_configs(repo.root)
+        say("")
+        say("$ gitgauge run " + " ".join(f"-c {p.relative_to(repo.root)}" for p in config_files))
+        store = Store(repo.root)
+        plan = plan_run(repo, store, config_files, task_id=None, warn=warn)
+        run_and_report(repo, config, store, plan, jobs=1, repeat=1, resume=None)
+        say("gold applies each real fix and should resolve every task; noop changes nothing")
+        say(f"and should resolve none. Try `gitgauge report` in {repo.root}.")
+
+    guarded(action)

@@ -1,0 +1,215 @@
+"""`gitgauge init`, `gitgauge mine` and `gitgauge rewrite`: from a repository to saved tasks."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from gitgauge.cli.common import JOBS_OPTION, WAIT_OPTION, StatusLine, guarded, parse_jobs, say, warn
+from gitgauge.core.config import load_repo_config
+from gitgauge.core.errors import UsageError
+from gitgauge.core.git import Commit, Repository
+from gitgauge.core.lock import exclusive
+from gitgauge.core.records import Task
+from gitgauge.core.store import Store
+from gitgauge.core.worktree import remove_stale
+from gitgauge.init import init as init_repository
+from gitgauge.mining.mine import MineEvents, MineSummary
+from gitgauge.mining.mine import mine as mine_history
+from gitgauge.mining.rewrite import DEFAULT_MODEL as DEFAULT_REWRITE_MODEL
+from gitgauge.mining.rewrite import Rewriter, RewriteTotals, rewrite_tasks
+from gitgauge.mining.verify import REJECT_REASONS, Verdict
+
+REWRITE_MODEL_OPTION = typer.Option(
+    "--rewrite-model",
+    help=f"Model for prompt rewriting: haiku, sonnet, opus or a model id "
+    f"(default: {DEFAULT_REWRITE_MODEL}).",
+)
+
+
+def init() -> None:
+    """Write gitgauge.yaml and .gitgauge/.gitignore at the repository root (never overwrites)."""
+
+    def action() -> None:
+        repo = Repository(Path.cwd())
+        outcome = init_repository(repo.root)
+        for path in outcome.created:
+            say(f"created {path}")
+        for path in outcome.kept:
+            say(f"kept existing {path}")
+        if outcome.created and any(p.name == "gitgauge.yaml" for p in outcome.created):
+            say("next: set testCommand in gitgauge.yaml, then run `gitgauge mine`")
+
+    guarded(action)
+
+
+def mine(
+    last: Annotated[
+        int | None,
+        typer.Option("--last", "-n", help="How many recent commits to scan (default: mine.last)."),
+    ] = None,
+    require_body: Annotated[
+        bool,
+        typer.Option("--require-body", help="Skip candidates whose commit body is title-only."),
+    ] = False,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Judge again candidates an earlier mine already judged."),
+    ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="List the candidates; verify nothing."),
+    ] = False,
+    jobs: Annotated[str, JOBS_OPTION] = "1",
+    wait: Annotated[bool, WAIT_OPTION] = False,
+    rewrite_prompts: Annotated[
+        bool,
+        typer.Option(
+            "--rewrite-prompts",
+            help="Ask a model for a spoiler-free prompt for each new task (trusted repos only).",
+        ),
+    ] = False,
+    rewrite_model: Annotated[str | None, REWRITE_MODEL_OPTION] = None,
+) -> None:
+    """Find bug-fix commits, prove each fails before and passes after, save them as tasks."""
+
+    def action() -> MineSummary:
+        repo = Repository(Path.cwd())
+        config = load_repo_config(repo.root)
+        store = Store(repo.root)
+        job_count = parse_jobs(jobs)
+        if rewrite_model is not None and not rewrite_prompts:
+            raise UsageError("--rewrite-model only applies with --rewrite-prompts")
+        # Chosen before any verification: a missing backend is one error, not a warning per task.
+        rewriter = (
+            Rewriter.create(
+                repo, model=rewrite_model or DEFAULT_REWRITE_MODEL, warn=warn, env=os.environ
+            )
+            if rewrite_prompts
+            else None
+        )
+        with exclusive(store.root, command="gitgauge mine", wait=wait, on_wait=warn):
+            remove_stale(repo, report=warn)
+            progress = MineProgress()
+            try:
+                summary = mine_history(
+                    repo,
+                    config,
+                    store,
+                    last=last,
+                    require_body=require_body,
+                    force=force,
+                    dry_run=dry_run,
+                    jobs=job_count,
+                    warn=warn,
+                    events=progress.events(),
+                    prepare_task=rewriter.prepare_task if rewriter else None,
+                )
+            finally:
+                progress.clear()
+        print_mine_summary(summary, store)
+        if rewriter is not None:
+            _print_rewrite_totals(rewriter.totals, rewriter.describe())
+        return summary
+
+    guarded(
+        action,
+        resume_hint="run `gitgauge mine` again: verified tasks are saved and "
+        "judged candidates are remembered",
+    )
+
+
+def _print_rewrite_totals(totals: RewriteTotals, how: str) -> None:
+    cost = "not reported" if totals.cost_usd is None else f"${totals.cost_usd:.4f}"
+    say(f"prompts rewritten: {totals.rewritten} (original kept: {totals.kept}), by {how}")
+    say(f"  rewrite tokens:  {totals.input_tokens} in, {totals.output_tokens} out; cost: {cost}")
+
+
+def rewrite(
+    task: Annotated[
+        str | None, typer.Option("--task", help="Rewrite only this task id (default: every task).")
+    ] = None,
+    rewrite_model: Annotated[str | None, REWRITE_MODEL_OPTION] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Rewrite again tasks whose prompt was rewritten.")
+    ] = False,
+    wait: Annotated[bool, WAIT_OPTION] = False,
+) -> None:
+    """Rewrite the prompts of tasks already mined into spoiler-free ones (trusted repos only)."""
+
+    def action() -> None:
+        repo = Repository(Path.cwd())
+        store = Store(repo.root)
+        rewriter = Rewriter.create(
+            repo, model=rewrite_model or DEFAULT_REWRITE_MODEL, warn=warn, env=os.environ
+        )
+
+        def report(done: Task, outcome: str) -> None:
+            if outcome == "skipped":
+                say(f"skipped    {done.id}  [already rewritten; --force to rewrite again]")
+            else:
+                say(f"{outcome:<10} {done.id}")
+
+        with exclusive(store.root, command="gitgauge rewrite", wait=wait, on_wait=warn):
+            outcome = rewrite_tasks(
+                store, rewriter, task_id=task, force=force, warn=warn, on_task=report
+            )
+        if not (outcome.rewritten or outcome.kept or outcome.skipped):
+            say(f"no tasks in {store.tasks_dir}/: run `gitgauge mine` first")
+            return
+        say("")
+        _print_rewrite_totals(rewriter.totals, rewriter.describe())
+
+    guarded(action)
+
+
+class MineProgress(StatusLine):
+    """One line per candidate; on a terminal, also a transient "verifying ..." line."""
+
+    def events(self) -> MineEvents:
+        return MineEvents(on_start=self.start, on_verdict=self.verdict, on_skip=self.skip)
+
+    def start(self, commit: Commit) -> None:
+        self.show(f"verifying {commit.sha[:8]} {commit.subject[:60]}")
+
+    def verdict(self, verdict: Verdict) -> None:
+        self.clear()
+        commit = verdict.commit
+        if verdict.task is not None:
+            note = f" ({verdict.detail})" if verdict.detail else ""
+            say(f"verified  {commit.sha[:8]} {commit.subject}  -> {verdict.task.id}{note}")
+        else:
+            say(
+                f"rejected  {commit.sha[:8]} {commit.subject}  [{verdict.reason}: {verdict.detail}]"
+            )
+
+    def skip(self, commit: Commit, why: str) -> None:
+        self.clear()
+        say(f"skipped   {commit.sha[:8]} {commit.subject}  [{why}]")
+
+
+def print_mine_summary(summary: MineSummary, store: Store) -> None:
+    rejected = sum(summary.rejected.values())
+    say("")
+    say(f"commits scanned:   {summary.scanned}")
+    if summary.merges or summary.roots:
+        say(f"  not considered:  {summary.merges} merge commit(s), {summary.roots} root commit(s)")
+    say(f"candidates:        {summary.candidates}")
+    if summary.already_mined:
+        say(f"  already mined:   {summary.already_mined}")
+    if summary.judged_before:
+        say(f"  judged before:   {summary.judged_before} (--force judges them again)")
+    say(f"  skipped (title-only): {summary.skipped_title_only}")
+    say(
+        f"verified:          {len(summary.tasks)} "
+        f"(rich: {summary.verified_rich}, title-only: {summary.verified_title_only})"
+    )
+    say(f"rejected:          {rejected}")
+    for reason in REJECT_REASONS:
+        if summary.rejected.get(reason):
+            say(f"  {reason}: {summary.rejected[reason]}")
+    if summary.tasks:
+        say(f"tasks saved in {store.tasks_dir}/")

@@ -1,0 +1,114 @@
+"""`gitgauge report` and `gitgauge compare`: what the saved runs say."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from gitgauge import __version__
+from gitgauge.cli.common import guarded, say, warn
+from gitgauge.core.errors import GitGaugeError
+from gitgauge.core.git import Repository
+from gitgauge.core.store import Store, atomic_write_text
+from gitgauge.reporting.compare import compare as compare_sides
+from gitgauge.reporting.compare import render_json as render_comparison_json
+from gitgauge.reporting.compare import render_text as render_comparison
+from gitgauge.reporting.html import pair_links, render_html
+from gitgauge.reporting.render import NO_RUNS_HINT, render_matrix
+from gitgauge.reporting.render import render as render_report
+from gitgauge.reporting.rows import build_matrix
+from gitgauge.reporting.rows import build_rows as report_rows
+
+
+class ReportFormat(str, Enum):
+    table = "table"
+    markdown = "markdown"
+    csv = "csv"
+    json = "json"
+
+
+class CompareFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+def report(
+    all_runs: Annotated[
+        bool, typer.Option("--all", help="One row per config of every run (with a RUN column).")
+    ] = False,
+    output_format: Annotated[
+        ReportFormat,
+        typer.Option("--format", help="table, markdown (a GitHub table), csv or json."),
+    ] = ReportFormat.table,
+    tasks: Annotated[
+        bool,
+        typer.Option("--tasks", help="A per-task matrix: rows tasks, columns configs."),
+    ] = False,
+    html_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--html",
+            help="Write a self-contained HTML report (tables, charts, links to patches and "
+            "logs) to this file.",
+        ),
+    ] = None,
+) -> None:
+    """One row per agent config of its latest run: resolved, errors, regressions, cost, time,
+    and the resolve rate with its 95% interval."""
+
+    def action() -> None:
+        repo = Repository(Path.cwd())
+        store = Store(repo.root)
+        runs = store.load_runs(warn=warn)
+        rows = report_rows(runs, all_runs=all_runs)
+        if html_file is not None:
+            if not rows:
+                raise GitGaugeError(NO_RUNS_HINT)
+            matrix = build_matrix(rows)
+            links = pair_links(store, matrix, html_file)
+            page = render_html(rows, matrix, links=links, version=__version__, with_run=all_runs)
+            atomic_write_text(html_file, page)
+            say(f"wrote {html_file}")
+            return
+        if not rows:
+            if output_format is ReportFormat.json:
+                say("[]")
+            else:
+                say(NO_RUNS_HINT)
+            return
+        if tasks:
+            matrix = build_matrix(rows)
+            say(render_matrix(matrix, output_format=output_format.value, with_run=all_runs))
+            return
+        say(render_report(rows, output_format=output_format.value, with_run=all_runs))
+
+    guarded(action)
+
+
+def compare(
+    side_a: Annotated[
+        str, typer.Argument(metavar="A", help="A config name (its latest run) or RUN:CONFIG.")
+    ],
+    side_b: Annotated[
+        str, typer.Argument(metavar="B", help="The config to compare with A (B - A).")
+    ],
+    output_format: Annotated[
+        CompareFormat, typer.Option("--format", help="text, or json for scripts.")
+    ] = CompareFormat.text,
+) -> None:
+    """Did B do better than A? Paired over the tasks both ran, with 95% intervals, a p-value and
+    a one-sentence verdict that says when the difference could be chance."""
+
+    def action() -> None:
+        repo = Repository(Path.cwd())
+        runs = Store(repo.root).load_runs(warn=warn)
+        comparison = compare_sides(runs, side_a, side_b)
+        if output_format is CompareFormat.json:
+            say(render_comparison_json(comparison))
+        else:
+            say(render_comparison(comparison))
+
+    guarded(action)

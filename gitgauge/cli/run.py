@@ -1,0 +1,129 @@
+"""`gitgauge run`: each agent config on each mined task, scored, then the report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from gitgauge.cli.common import JOBS_OPTION, WAIT_OPTION, StatusLine, guarded, parse_jobs, say, warn
+from gitgauge.core.config import load_repo_config
+from gitgauge.core.errors import UsageError
+from gitgauge.core.git import Repository
+from gitgauge.core.lock import exclusive
+from gitgauge.core.records import RepoConfig, RunResult, Task
+from gitgauge.core.store import Store, StoredRun
+from gitgauge.core.worktree import remove_stale
+from gitgauge.reporting.render import render as render_report
+from gitgauge.reporting.rows import build_rows as report_rows
+from gitgauge.reporting.rows import describe_pair
+from gitgauge.running.run import PlannedConfig, ResumeFrom, RunPlan, plan_resume, plan_run
+from gitgauge.running.run import execute as execute_run
+
+
+def run_agents(
+    config_files: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--config", "-c", help="An agent config YAML file; repeat to compare several."
+        ),
+    ] = None,
+    task: Annotated[
+        str | None, typer.Option("--task", help="Run only this task id (default: every task).")
+    ] = None,
+    resume: Annotated[
+        str | None,
+        typer.Option(
+            "--resume",
+            help="Continue an interrupted run (default: the latest), skipping finished pairs.",
+        ),
+    ] = None,
+    retry_errors: Annotated[
+        bool, typer.Option("--retry-errors", help="With --resume: run errored pairs again.")
+    ] = False,
+    repeat: Annotated[
+        int,
+        typer.Option("--repeat", "-k", help="Independent attempts per config x task pair."),
+    ] = 1,
+    jobs: Annotated[str, JOBS_OPTION] = "1",
+    wait: Annotated[bool, WAIT_OPTION] = False,
+) -> None:
+    """Run each agent config on each mined task, score it, and print the report."""
+
+    def action() -> None:
+        if resume is None and retry_errors:
+            raise UsageError("--retry-errors goes with --resume")
+        if resume is not None and (config_files or task):
+            raise UsageError("--resume takes the configs and tasks of the run it continues")
+        if resume is None and not config_files:
+            raise UsageError("pass at least one agent config: gitgauge run -c config.yaml")
+        repo = Repository(Path.cwd())
+        config = load_repo_config(repo.root)
+        store = Store(repo.root)
+        job_count = parse_jobs(jobs)
+        with exclusive(store.root, command="gitgauge run", wait=wait, on_wait=warn):
+            remove_stale(repo, report=warn)
+            if resume is not None:
+                plan, manifest = plan_resume(repo, store, resume, warn=warn)
+                origin = ResumeFrom(manifest.runId, manifest, retry_errors=retry_errors)
+                say(f"resuming run {manifest.runId}")
+            else:
+                plan = plan_run(repo, store, config_files or [], task_id=task, warn=warn)
+                origin = None
+            run_and_report(repo, config, store, plan, jobs=job_count, repeat=repeat, resume=origin)
+
+    guarded(
+        action,
+        resume_hint="finished pairs are saved; `gitgauge run --resume` continues the run",
+    )
+
+
+def run_and_report(
+    repo: Repository,
+    config: RepoConfig,
+    store: Store,
+    plan: RunPlan,
+    *,
+    jobs: int,
+    repeat: int,
+    resume: ResumeFrom | None,
+) -> None:
+    progress = _RunProgress(total=len(plan.configs) * len(plan.tasks) * repeat)
+    try:
+        outcome = execute_run(
+            repo,
+            config,
+            store,
+            plan,
+            warn=warn,
+            jobs=jobs,
+            repeat=repeat,
+            resume=resume,
+            on_start=progress.start,
+            on_result=progress.result,
+        )
+    finally:
+        progress.clear()
+    rows = report_rows([StoredRun(outcome.run_id, outcome.manifest, outcome.results)])
+    say("")
+    say(render_report(rows, output_format="table"))
+    say("")
+    say(f"results and logs: {store.run_dir(outcome.run_id)}/")
+
+
+class _RunProgress(StatusLine):
+    """One line per finished pair; on a terminal, also a transient "running ..." line."""
+
+    def __init__(self, *, total: int) -> None:
+        super().__init__()
+        self.total = total
+        self.done = 0
+
+    def start(self, planned: PlannedConfig, task: Task) -> None:
+        self.show(f"[{self.done + 1}/{self.total}] running {planned.config.name} on {task.id[:60]}")
+
+    def result(self, result: RunResult) -> None:
+        self.clear()
+        self.done += 1
+        say(describe_pair(result))
