@@ -17,14 +17,8 @@ from conftest import GitRepo, run_gitgauge
 
 from gitgauge.core.records import AgentConfig, RunManifest, RunResult, Timeouts
 from gitgauge.core.store import Store, StoredRun
-from gitgauge.reporting.report import (
-    build_matrix,
-    build_rows,
-    describe_pair,
-    render,
-    render_matrix,
-    render_table,
-)
+from gitgauge.reporting.render import render, render_matrix, render_table
+from gitgauge.reporting.rows import build_matrix, build_rows, describe_pair
 
 
 def result(

@@ -1,4 +1,5 @@
-"""gitgauge.reporting.stats against published values, independent recomputations, and simulation."""
+"""gitgauge.reporting.intervals and .paired against published values, independent
+recomputations, and simulation."""
 
 from __future__ import annotations
 
@@ -11,22 +12,24 @@ from statistics import NormalDist, fmean
 
 import pytest
 
-from gitgauge.reporting.stats import (
+from gitgauge.reporting.intervals import (
     Interval,
-    PairedComparison,
     bootstrap_interval,
-    mcnemar_exact,
     mean_interval,
-    newcombe_paired_interval,
-    paired_comparison,
-    paired_mean_difference,
     pass_at_k,
     pass_hat_k,
     rate_interval,
     resolve_rate,
+    wilson_interval,
+)
+from gitgauge.reporting.paired import (
+    PairedComparison,
+    mcnemar_exact,
+    newcombe_paired_interval,
+    paired_comparison,
+    paired_mean_difference,
     sign_flip_p_value,
     verdict_sentence,
-    wilson_interval,
 )
 
 Z95 = NormalDist().inv_cdf(0.975)

@@ -1,6 +1,9 @@
-"""The only door to git: GitPython for discovery and reading objects, the git CLI (through
-`gitgauge.core.process`) for history streaming and worktrees. Returns gitgauge's own small records,
-never GitPython objects.
+"""The door to git and the user's repository: GitPython for discovery and reading objects, the git
+CLI (through `gitgauge.core.process`) for history streaming, diffs and worktrees. Returns
+gitgauge's own small records (`Commit`, `ChangedPath`, `Blob`), never GitPython objects.
+
+The only other module that runs git is `gitgauge.core.history`, which builds the bare history
+copies isolated runs work in (git CLI only, with `NO_HOOKS` from here).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ if not _REFRESH_WAS_SET:
 
 # Hooks of the user's repository must never run in gitgauge's worktrees (a post-checkout hook
 # could install things, or take minutes). An empty hooks path disables them all.
-_NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
+NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
 _COMMIT_MARK = "\x01"
 _GITLINK_MODE = 0o160000
 
@@ -245,7 +248,7 @@ class Repository:
 
     def git(self, *args: str, cwd: Path | None = None) -> str:
         """Run a git command in the repository (or `cwd`) and return stdout; raise on failure."""
-        result = process.run(["git", *_NO_HOOKS, *args], cwd=cwd or self.root, tail_bytes=None)
+        result = process.run(["git", *NO_HOOKS, *args], cwd=cwd or self.root, tail_bytes=None)
         if not result.ok:
             detail = result.stderr_tail.strip() or result.start_error or f"exit {result.exit_code}"
             raise GitError(f"git {' '.join(args)} failed: {detail}")
@@ -286,7 +289,7 @@ class Repository:
     def worktree_remove(self, path: Path) -> None:
         # Failure is fine here: a worktree whose directory is already gone is cleaned by prune.
         process.run(
-            ["git", *_NO_HOOKS, "worktree", "remove", "--force", "--force", str(path)],
+            ["git", *NO_HOOKS, "worktree", "remove", "--force", "--force", str(path)],
             cwd=self.root,
             cleanup=True,
         )
@@ -362,84 +365,9 @@ def _parse_log(tokens: Iterator[str]) -> Iterator[Commit]:
         yield finish(header)
 
 
-class HistoryCopy:
-    """A bare repository gitgauge made that holds only the history up to one commit.
-
-    Agents work in worktrees of it: no ref, reflog, object or alternate of it reaches the user's
-    later commits (the fix), and the worktree's `.git` file points here, not at the user's
-    repository.
-    """
-
-    def __init__(self, root: Path, commit: str, borrowed: tuple[HistoryCopy, ...] = ()) -> None:
-        self.root = root
-        self.commit = commit
-        self.borrowed = borrowed
-        """Earlier copies (of ancestors of `commit`) whose objects this one uses, oldest first."""
-
-    @classmethod
-    def create(
-        cls, source: Repository, commit: str, root: Path, *, borrow: HistoryCopy | None = None
-    ) -> HistoryCopy:
-        """A new bare repository holding exactly the objects reachable from `commit`.
-
-        With `borrow` (a copy of an ancestor of `commit`) it packs only what lies between the two
-        and reads the rest through `objects/info/alternates`: the ancestor's objects are all
-        reachable from `commit` anyway, so nothing beyond `commit` becomes reachable.
-        """
-        # No template: the user's init.templateDir may hold hooks, which must never run when an
-        # agent commits in the workspace (and git's sample hooks are only dead weight here).
-        _git_ok(["git", "init", "--bare", "--quiet", "--template=", str(root)], cwd=root.parent)
-        borrowed: tuple[HistoryCopy, ...] = ()
-        revisions = f"{commit}\n"
-        if borrow is not None:
-            borrowed = (*borrow.borrowed, borrow)
-            # Every store listed directly, oldest first: git then never nests alternates deeper
-            # than two, far from its limit of five.
-            alternates = "".join(f"{copy.root / 'objects'}\n" for copy in borrowed)
-            (root / "objects" / "info").mkdir(parents=True, exist_ok=True)
-            (root / "objects" / "info" / "alternates").write_text(alternates, encoding="utf-8")
-            revisions += f"^{borrow.commit}\n"
-        pack_base = root / "objects" / "pack" / "pack"
-        result = process.run(
-            ["git", "pack-objects", "--revs", "--quiet", str(pack_base)],
-            cwd=source.root,
-            stdin_text=revisions,
-        )
-        if not result.ok:
-            raise GitError(f"could not copy history up to {commit[:12]}: {result.stderr_tail}")
-        copy = cls(root, commit, borrowed)
-        _git_ok(["git", "update-ref", "refs/heads/main", commit], cwd=root)
-        _git_ok(["git", "symbolic-ref", "HEAD", "refs/heads/main"], cwd=root)
-        return copy
-
-    def worktree_add(self, path: Path, commit: str) -> None:
-        _git_ok(
-            ["git", *_NO_HOOKS, "worktree", "add", "--detach", "--quiet", str(path), commit],
-            cwd=self.root,
-        )
-
-    def worktree_remove(self, path: Path) -> None:
-        process.run(
-            ["git", *_NO_HOOKS, "worktree", "remove", "--force", "--force", str(path)],
-            cwd=self.root,
-            cleanup=True,
-        )
-
-    def worktree_prune(self) -> None:
-        process.run(["git", "worktree", "prune"], cwd=self.root, cleanup=True)
-
-
 def _stat_key(path: Path) -> str:
     try:
         info = path.lstat()
     except OSError:
         return f"{path}:missing"
     return f"{path}:{info.st_size}:{info.st_mtime_ns}"
-
-
-def _git_ok(argv: list[str], *, cwd: Path) -> str:
-    result = process.run(argv, cwd=cwd, tail_bytes=None)
-    if not result.ok:
-        detail = result.stderr_tail.strip() or result.start_error or f"exit {result.exit_code}"
-        raise GitError(f"{' '.join(argv[:3])} failed: {detail}")
-    return result.stdout_tail

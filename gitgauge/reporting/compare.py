@@ -1,12 +1,12 @@
 """`gitgauge compare A B`: did B do better than A, or could the difference be chance?
 
-A side is a config name (its latest run) or `RUN:CONFIG` (a run id, or a unique start of one).
-Only the tasks both sides ran are compared, paired by task; every difference is B - A. The
-statistics are `reporting.stats` (docs/statistics.md): exact McNemar and Newcombe's interval with
-one attempt per task, a paired permutation test and a bootstrap over tasks with repeats, paired
-bootstrap intervals for cost, time and diff, and one verdict sentence that never claims more than
-the numbers. What could make the comparison unfair (other timeouts, test commands, task sets,
-gitgauge versions, history modes) is listed as warnings from the runs' manifests.
+A side is a config name (its latest run) or `RUN:CONFIG` (a run id, or a unique start of one). Only
+the tasks both sides ran are compared, paired by task; every difference is B - A. The statistics are
+`reporting.paired` and `reporting.intervals` (docs/statistics.md): exact McNemar and Newcombe's
+interval with one attempt per task, a paired permutation test and a bootstrap over tasks with
+repeats, paired bootstrap intervals for cost, time and diff, and one verdict sentence that never
+claims more than the numbers. What could make the comparison unfair (other timeouts, test commands,
+task sets, gitgauge versions, history modes) is listed as warnings from the runs' manifests.
 """
 
 from __future__ import annotations
@@ -21,8 +21,18 @@ from tabulate import tabulate
 from gitgauge.core.errors import GitGaugeError
 from gitgauge.core.records import RunManifest, RunResult
 from gitgauge.core.store import StoredRun
-from gitgauge.reporting import stats
-from gitgauge.reporting.report import (
+from gitgauge.reporting.intervals import Interval, alpha_of, rate_interval
+from gitgauge.reporting.paired import (
+    PairedComparison,
+    PairedMean,
+    format_points,
+    paired_comparison,
+    paired_mean_difference,
+    verdict_sentence,
+)
+from gitgauge.reporting.paired import format_p as format_p_value
+from gitgauge.reporting.render import format_rate
+from gitgauge.reporting.rows import (
     CONFIDENCE,
     FEW_TASKS,
     SEED,
@@ -30,12 +40,10 @@ from gitgauge.reporting.report import (
     configs_in_order,
     cost_of,
     diff_of,
-    format_rate,
     outcomes,
     seconds_of,
     task_mean,
 )
-from gitgauge.reporting.stats import Interval, PairedComparison, PairedMean
 
 SHOWN_NAMES = 10
 """How many known names an error message lists."""
@@ -154,10 +162,10 @@ def compare(runs: Sequence[StoredRun], spec_a: str, spec_b: str) -> Comparison:
         )
     per_task_a = [outcomes(by_task_a[task]) for task in tasks]
     per_task_b = [outcomes(by_task_b[task]) for task in tasks]
-    paired = stats.paired_comparison(per_task_a, per_task_b, confidence=CONFIDENCE, seed=SEED)
+    paired = paired_comparison(per_task_a, per_task_b, confidence=CONFIDENCE, seed=SEED)
 
     def paired_mean(value: Callable[[RunResult], float | None]) -> PairedMean:
-        return stats.paired_mean_difference(
+        return paired_mean_difference(
             [task_mean(by_task_a[task], value) for task in tasks],
             [task_mean(by_task_b[task], value) for task in tasks],
             confidence=CONFIDENCE,
@@ -178,15 +186,15 @@ def compare(runs: Sequence[StoredRun], spec_a: str, spec_b: str) -> Comparison:
         attempts_b=len(compared_b),
         errors_a=sum(1 for attempt in compared_a if attempt.status == "error"),
         errors_b=sum(1 for attempt in compared_b if attempt.status == "error"),
-        rate_a=stats.rate_interval(per_task_a, confidence=CONFIDENCE, seed=SEED),
-        rate_b=stats.rate_interval(per_task_b, confidence=CONFIDENCE, seed=SEED),
+        rate_a=rate_interval(per_task_a, confidence=CONFIDENCE, seed=SEED),
+        rate_b=rate_interval(per_task_b, confidence=CONFIDENCE, seed=SEED),
         paired=paired,
         means=[
             MeanDifference("cost", "$", paired_mean(cost_of)),
             MeanDifference("time", "s", paired_mean(seconds_of)),
             MeanDifference("diff", " lines", paired_mean(diff_of)),
         ],
-        verdict=stats.verdict_sentence(paired, name_a, name_b, len(tasks)),
+        verdict=verdict_sentence(paired, name_a, name_b, len(tasks)),
         warnings=_warnings(a, b, name_a, name_b, by_task_a, by_task_b, len(tasks)),
     )
 
@@ -385,12 +393,12 @@ def _mean_difference(mean: MeanDifference, level: str) -> list[str]:
 
 def points(rate: float) -> str:
     """A rate difference in signed percentage points, written as the verdict writes it."""
-    return stats.format_points(rate)
+    return format_points(rate)
 
 
 def format_p(paired: PairedComparison) -> str:
     """`p = 0.25`, with the digits the verdict uses (more when rounding would cross 0.05)."""
-    return stats.format_p(paired.p_value, stats.alpha_of(paired.confidence))
+    return format_p_value(paired.p_value, alpha_of(paired.confidence))
 
 
 def render_json(comparison: Comparison) -> str:

@@ -19,16 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitgauge.core.store import Store
-from gitgauge.reporting.report import (
-    ReportRow,
-    TaskMatrix,
-    attempts_by_task,
+from gitgauge.reporting.render import (
     column_labels,
     footnote,
     format_rate,
     summary_cells,
     summary_headers,
 )
+from gitgauge.reporting.rows import ReportRow, TaskMatrix, attempts_by_task
 
 CHART_WIDTH = 760
 LABEL_WIDTH = 200

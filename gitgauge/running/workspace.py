@@ -18,7 +18,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal
 
-from gitgauge.core.git import HistoryCopy, Repository
+from gitgauge.core.git import Repository
+from gitgauge.core.history import HistoryCopy
 from gitgauge.core.interrupt import deferred
 from gitgauge.core.worktree import Warn, checkout, write_owner
 

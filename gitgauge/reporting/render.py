@@ -1,0 +1,271 @@
+"""`gitgauge report`'s text: rows and the per-task matrix as a table, markdown, csv or json.
+
+Pure functions from `reporting.rows` to strings; the column definitions are in that module's
+docstring and README, "Metrics table". The HTML report reuses the cells and the footnote.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import textwrap
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tabulate import tabulate
+
+from gitgauge.reporting.intervals import Interval
+from gitgauge.reporting.rows import CONFIDENCE, FEW_TASKS, MatrixCell, ReportRow, TaskMatrix
+
+HEADERS = ("CONFIG", "RESOLVED", "ERRORS", "REGRESS", "AVG COST", "AVG TIME", "AVG DIFF")
+RATE_HEADER = "RATE"
+FORMATS = ("table", "markdown", "csv", "json")
+NO_RUNS_HINT = "no runs yet: run `gitgauge run -c <agent config>.yaml` first"
+FOOTNOTE_WIDTH = 100
+
+
+# -- the summary: table, markdown, csv, json --
+
+
+def render_table(
+    rows: Sequence[ReportRow], *, with_run: bool = False, markdown: bool = False
+) -> str:
+    table = tabulate(
+        [summary_cells(row, rows, with_run=with_run) for row in rows],
+        headers=summary_headers(rows, with_run=with_run),
+        tablefmt="github" if markdown else "simple",
+        disable_numparse=True,
+    )
+    return f"{table}\n\n{footnote(rows)}"
+
+
+def summary_headers(rows: Sequence[ReportRow], *, with_run: bool = False) -> list[str]:
+    """The spec's columns, then RATE, then PASS@k and PASS^k when some row has repeats."""
+    pass_k = _pass_k_header(rows)
+    headers = [*(("RUN",) if with_run else ()), *HEADERS, RATE_HEADER]
+    if pass_k is not None:
+        headers += [f"PASS@{pass_k}", f"PASS^{pass_k}"]
+    return headers
+
+
+def summary_cells(
+    row: ReportRow, rows: Sequence[ReportRow], *, with_run: bool = False
+) -> list[str]:
+    """`row`'s cells under `summary_headers(rows)`."""
+    return ([row.run_id] if with_run else []) + _cells(row, pass_k=_pass_k_header(rows))
+
+
+def footnote(rows: Sequence[ReportRow]) -> str:
+    """What the counts and the bracketed intervals mean, in words, under the table."""
+    if not any(row.interval_method == "bootstrap" for row in rows):
+        text = (
+            "RESOLVED, ERRORS and REGRESS count tasks; an error counts as unresolved. "
+            "RATE: resolved / tasks. [low, high]: 95% interval, Wilson for RATE, bootstrap over "
+            "tasks for the averages."
+        )
+    else:
+        text = (
+            "RESOLVED, ERRORS and REGRESS count attempts; an error counts as an unresolved "
+            "attempt. RATE: mean over tasks of the share of each task's attempts resolved. "
+        )
+        if any(row.k is not None for row in rows):
+            text += (
+                "PASS@k: chance that at least one of k attempts resolves a task; PASS^k: all k. "
+            )
+        text += "[low, high]: 95% interval, bootstrap over tasks (a task's attempts kept together)"
+        if not all(row.interval_method == "bootstrap" for row in rows):
+            text += "; Wilson for the RATE of a row with one attempt per task"
+        text += "."
+    if any(row.tasks < FEW_TASKS for row in rows):
+        text += (
+            f" A bootstrap over fewer than {FEW_TASKS} tasks is too narrow (it cannot see "
+            "variation the few tasks lack): read those intervals with care."
+        )
+    return textwrap.fill(text, width=FOOTNOTE_WIDTH)
+
+
+def render_json(rows: Sequence[ReportRow]) -> str:
+    return json.dumps([json_row(row) for row in rows], indent=2)
+
+
+def render_csv(rows: Sequence[ReportRow]) -> str:
+    records = [json_row(row) for row in rows]
+    return _csv(list(records[0]) if records else list(CSV_FIELDS), records)
+
+
+def render(rows: Sequence[ReportRow], *, output_format: str, with_run: bool = False) -> str:
+    if output_format == "json":
+        return render_json(rows)
+    if output_format == "csv":
+        return render_csv(rows)
+    return render_table(rows, with_run=with_run, markdown=output_format == "markdown")
+
+
+def json_row(row: ReportRow) -> dict[str, Any]:
+    """One summary row as flat JSON (the csv columns are the same keys)."""
+    return {
+        "config": row.config,
+        "run": row.run_id,
+        "tasks": row.tasks,
+        "attempts": row.attempts,
+        "resolved": row.resolved,
+        "errors": row.errors,
+        "regressed": row.regressed,
+        "avgCostUsd": row.avg_cost_usd,
+        "avgAdapterSeconds": row.avg_adapter_seconds,
+        "avgDiff": row.avg_diff,
+        "resolveRate": row.resolve_rate.estimate,
+        "resolveRateLow": row.resolve_rate.low,
+        "resolveRateHigh": row.resolve_rate.high,
+        "intervalMethod": row.interval_method,
+        **_bounds("avgCostUsd", row.cost_interval),
+        **_bounds("avgAdapterSeconds", row.time_interval),
+        **_bounds("avgDiff", row.diff_interval),
+        "k": row.k,
+        "passAtK": row.pass_at_k.estimate if row.pass_at_k else None,
+        **_bounds("passAtK", row.pass_at_k),
+        "passHatK": row.pass_hat_k.estimate if row.pass_hat_k else None,
+        **_bounds("passHatK", row.pass_hat_k),
+        "confidence": CONFIDENCE,
+    }
+
+
+def _bounds(key: str, interval: Interval | None) -> dict[str, float | None]:
+    return {
+        f"{key}Low": interval.low if interval else None,
+        f"{key}High": interval.high if interval else None,
+    }
+
+
+def _pass_k_header(rows: Sequence[ReportRow]) -> str | None:
+    """`3` when every repeated row has 3 attempts per task, `k` when they differ, None without
+    repeats (then there are no pass@k columns)."""
+    ks = {row.k for row in rows if row.k is not None}
+    if not ks:
+        return None
+    return str(next(iter(ks))) if len(ks) == 1 else "k"
+
+
+def _cells(row: ReportRow, *, pass_k: str | None) -> list[str]:
+    cells = [
+        row.config,
+        f"{row.resolved}/{row.attempts}",
+        str(row.errors),
+        "-" if row.regressed is None else str(row.regressed),
+        _with_interval(row.avg_cost_usd, row.cost_interval, "${:.4f}", compact),
+        _with_interval(row.avg_adapter_seconds, row.time_interval, "{:.1f}s", "{:.1f}".format),
+        _with_interval(row.avg_diff, row.diff_interval, "{:.1f}", "{:.1f}".format),
+        format_rate(row.resolve_rate),
+    ]
+    if pass_k is not None:
+        for interval in (row.pass_at_k, row.pass_hat_k):
+            text = "-" if interval is None else format_rate(interval)
+            if interval is not None and pass_k == "k":
+                text += f" (k={row.k})"
+            cells.append(text)
+    return cells
+
+
+def format_rate(interval: Interval) -> str:
+    """`60% [23, 88]`: the rate and its interval in percent."""
+    if interval.estimate is None:
+        return "-"
+    return f"{percent(interval.estimate)} [{interval.low * 100:.0f}, {interval.high * 100:.0f}]"
+
+
+def percent(rate: float) -> str:
+    return f"{rate * 100:.0f}%"
+
+
+def _with_interval(
+    value: float | None, interval: Interval | None, point: str, bound: Callable[[float], str]
+) -> str:
+    """`$0.3000 [0.18, 0.42]`, `200.0s [22.4, 548.0]`: the average, then its interval."""
+    if value is None:
+        return "-"
+    text = point.format(value)
+    if interval is not None:
+        text += f" [{bound(interval.low)}, {bound(interval.high)}]"
+    return text
+
+
+def compact(value: float) -> str:
+    """A cost bound in few characters: two significant digits, at most four decimals
+    (0.18, 0.0081, 2.5, 12), whole dollars from 100."""
+    if abs(value) >= 100:
+        return f"{value:.0f}"
+    text = f"{value:.2g}"
+    if "e" in text or len(text.split(".")[-1]) > 4:
+        text = f"{value:.4f}"
+    return text
+
+
+# -- the per-task matrix: rows tasks, columns configs --
+
+
+def column_labels(matrix: TaskMatrix, *, with_run: bool) -> list[str]:
+    return [row.label if with_run else row.config for row in matrix.columns]
+
+
+def render_matrix(matrix: TaskMatrix, *, output_format: str, with_run: bool = False) -> str:
+    labels = column_labels(matrix, with_run=with_run)
+    if output_format == "json":
+        return json.dumps(_matrix_records(matrix), indent=2)
+    body = [
+        [task, *(_cell_text(matrix.cell(task, index)) for index in range(len(labels)))]
+        for task in matrix.tasks
+    ]
+    if output_format == "csv":
+        return _csv(
+            ["task", *labels], [dict(zip(["task", *labels], line, strict=True)) for line in body]
+        )
+    return tabulate(
+        body,
+        headers=["TASK", *labels],
+        tablefmt="github" if output_format == "markdown" else "simple",
+        disable_numparse=True,
+    )
+
+
+def _cell_text(cell: MatrixCell | None) -> str:
+    return "-" if cell is None else cell.text
+
+
+def _matrix_records(matrix: TaskMatrix) -> list[dict[str, Any]]:
+    """Long form, one record per task x column that ran it: easy to filter in a script."""
+    records = []
+    for task in matrix.tasks:
+        for index, row in enumerate(matrix.columns):
+            cell = matrix.cell(task, index)
+            if cell is None:
+                continue
+            records.append(
+                {
+                    "task": task,
+                    "config": row.config,
+                    "run": row.run_id,
+                    "attempts": cell.attempts,
+                    "resolved": cell.resolved,
+                    "errors": cell.errors,
+                    "regressed": cell.regressed,
+                    "cell": cell.text,
+                }
+            )
+    return records
+
+
+CSV_FIELDS = (
+    "config", "run", "tasks", "attempts", "resolved", "errors", "regressed", "avgCostUsd",
+    "avgAdapterSeconds", "avgDiff", "resolveRate", "resolveRateLow", "resolveRateHigh",
+)  # fmt: skip
+"""Header of an empty csv summary (no rows to take the keys from)."""
+
+
+def _csv(fields: Sequence[str], records: Sequence[dict[str, Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(fields), lineterminator="\n")
+    writer.writeheader()
+    for record in records:
+        writer.writerow({key: "" if value is None else value for key, value in record.items()})
+    return buffer.getvalue().rstrip("\n")
