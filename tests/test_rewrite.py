@@ -180,9 +180,20 @@ def api_env(fake: FakeAnthropic, **extra: str) -> dict[str, str]:
     return env
 
 
-def path_without_claude() -> str:
-    entries = os.environ.get("PATH", os.defpath).split(os.pathsep)
-    return os.pathsep.join(e for e in entries if not shutil.which("claude", path=e))
+def path_without_claude(shims: Path) -> str:
+    """PATH with every tool but `claude`: a directory that holds claude (often /usr/bin, beside
+    git and python3) is replaced by `shims`, links to everything else in it."""
+    shims.mkdir(exist_ok=True)
+    kept: list[str] = []
+    for entry in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        if not shutil.which("claude", path=entry):
+            kept.append(entry)
+            continue
+        for tool in Path(entry).iterdir():
+            if tool.name != "claude" and not (shims / tool.name).exists():
+                (shims / tool.name).symlink_to(tool)
+        kept.append(str(shims))
+    return os.pathsep.join(kept)
 
 
 # -- the request ---------------------------------------------------------------------------
@@ -535,7 +546,7 @@ def test_mine_without_any_backend_fails_before_verifying(
         f"testCommand: touch {json.dumps(str(marker))} && python3 check.py\n", encoding="utf-8"
     )
     worktrees = repo.git("worktree", "list", "--porcelain")
-    env = dict(os.environ, PATH=path_without_claude())
+    env = dict(os.environ, PATH=path_without_claude(tmp_path / "shims"))
 
     result = run_gitgauge("mine", "--rewrite-prompts", cwd=repo.root, env=env)
 
