@@ -1,6 +1,6 @@
 """Errors the core raises and the exit codes the CLI maps them to.
 
-Only `cli.py` prints and exits; everything else raises a `GitGaugeError` whose message says what
+Only `cli/` prints and exits; everything else raises a `GitGaugeError` whose message says what
 happened, to which file/key/commit, and what to do next. This module imports nothing from gitgauge.
 """
 

@@ -272,7 +272,11 @@ class Repository:
             ("status", "--porcelain=v1", "-z", "--untracked-files=all"),
             ("diff", "--no-ext-diff", "--binary", "HEAD"),
         ):
-            result = process.run(["git", *args], cwd=self.root, tail_bytes=None)
+            # --no-optional-locks: `status` would otherwise refresh and rewrite the user's index
+            # (taking index.lock), and a `git commit` of the user's at that moment would fail.
+            result = process.run(
+                ["git", "--no-optional-locks", *args], cwd=self.root, tail_bytes=None
+            )
             digest.update(repr(args).encode())
             digest.update(str(result.exit_code).encode())
             digest.update(result.stdout_tail.encode("utf-8", "surrogateescape"))
