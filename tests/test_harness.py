@@ -6,6 +6,7 @@ bad input with its message."""
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from test_run import (  # noqa: F401 - fixtures are used by name
     only_run_dir,
     private_tmp,
     slug_task,
+    write_gitgauge_yaml,
 )
 
 SECRET = "s3cr3t-value-for-the-harness-test"
@@ -319,6 +321,22 @@ BAD_HARNESSES: list[tuple[dict[str, Any], str]] = [
     ({"prompt": "Fix the bug."}, "prompt: the template must contain {prompt}"),
     ({"prompt": "{prompt} in {repo}"}, "prompt: unknown field {repo}"),
 ]
+
+
+def test_a_harness_may_not_write_into_a_linked_directory(mined_demo: Path, tmp_path: Path) -> None:
+    root = tmp_path / "demo"
+    shutil.copytree(mined_demo, root, symlinks=True)
+    write_gitgauge_yaml(root, link=(".venv",))
+    (root / ".venv").mkdir()
+    (tmp_path / "notes.md").write_text("notes\n", encoding="utf-8")
+    config = agent_config(tmp_path, "linked", adapter="noop", files={".venv/CLAUDE.md": "notes.md"})
+
+    outcome = run_gitgauge("run", "-c", config, cwd=root)
+
+    assert outcome.returncode == 1
+    assert f"{config}: files: '.venv/CLAUDE.md' overlaps worktree.link '.venv'" in outcome.stderr
+    assert not (root / ".gitgauge" / "runs").exists()
+    assert list((root / ".venv").iterdir()) == []
 
 
 @pytest.mark.parametrize(("fields", "message"), BAD_HARNESSES)

@@ -11,7 +11,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -85,6 +85,20 @@ def prepare(config: AgentConfig, *, source: str, environ: Mapping[str, str]) -> 
             )
     env = {name: _interpolate(value, name, source, environ) for name, value in config.env.items()}
     return Harness(source=source, sources=HarnessSources(files, config_dir), env=env)
+
+
+def check_links(harness: Harness, link: Sequence[str]) -> None:
+    """Refuse a `files` path that is, holds or lies inside a `worktree.link` directory: laying it
+    would write into (or unlink) your real directory."""
+    for destination in harness.overlays:
+        for name in link:
+            linked = PurePosixPath(name)
+            path = PurePosixPath(destination)
+            if path.is_relative_to(linked) or linked.is_relative_to(path):
+                raise ConfigError(
+                    f"{harness.source}: files: {destination!r} overlaps worktree.link {name!r} "
+                    "of gitgauge.yaml (a link to your real directory); choose another path"
+                )
 
 
 def _destination(written: str, source: str) -> str:

@@ -227,6 +227,8 @@ def execute(
         raise UsageError(f"--jobs must be a positive number, got {jobs}")
     if repeat <= 0:
         raise UsageError(f"--repeat must be a positive number, got {repeat}")
+    for planned in plan.configs:
+        harnesses.check_links(planned.harness, repo_config.worktree.link)
     if resume is not None:
         manifest = resume.manifest.model_copy(update={"finishedAt": None})
         repeat = manifest.repeat
