@@ -6,6 +6,7 @@ bad input with its message."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 from conftest import GitRepo, run_gitgauge
+from fake_claude import fake_claude_env, read_record
 from test_run import (  # noqa: F401 - fixtures are used by name
     FIXED_PATTERN,
     SLUG_FILE,
@@ -167,6 +169,37 @@ def test_a_harness_cannot_make_a_task_pass(demo: GitRepo, tmp_path: Path) -> Non
     gamed = load_result(run_dir, "told", task["id"])
     assert gamed["status"] == "unresolved"
     assert (gamed["reverted"], gamed["deleted"]) == (["tests/test_slug.py"], ["conftest.py"])
+
+
+def test_claude_code_gets_the_rendered_prompt_the_env_and_its_config_dir(
+    demo: GitRepo, tmp_path: Path
+) -> None:
+    folder = tmp_path / "configs"
+    (folder / "claude-home").mkdir(parents=True)
+    (folder / "claude-home" / "settings.json").write_text("{}\n", encoding="utf-8")
+    (folder / "CLAUDE.md").write_text("Keep digits.\n", encoding="utf-8")
+    fake = fake_claude_env(tmp_path, {"cost": 0.5})
+    env = {**os.environ, **fake, "GG_TOKENS": "8000"}
+    config = agent_config(
+        folder,
+        "claude",
+        adapter="claude-code",
+        files={"CLAUDE.md": "CLAUDE.md"},
+        configDir="claude-home",
+        env={"MAX_THINKING_TOKENS": "${GG_TOKENS}"},
+        prompt="{prompt}\n\n(task {taskId})",
+    )
+    task = slug_task(demo)
+
+    outcome = run_gitgauge("run", "-c", config, "--task", task["id"], cwd=demo.root, env=env)
+
+    assert outcome.returncode == 0, outcome.stderr
+    record = read_record(fake)
+    assert record["stdin"] == f"{task['prompt']}\n\n(task {task['id']})"
+    assert record["env"]["MAX_THINKING_TOKENS"] == "8000"
+    copy = Path(record["env"]["CLAUDE_CONFIG_DIR"])
+    assert copy != folder / "claude-home" and not copy.exists()
+    assert load_result(only_run_dir(demo), "claude", task["id"])["costUsd"] == 0.5
 
 
 CONFIG_DIR_AGENT = """\
