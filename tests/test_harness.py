@@ -324,6 +324,17 @@ def test_compare_says_what_differs_and_resume_refuses_a_changed_harness(
     resumed = run_gitgauge("run", "--resume", "latest", cwd=demo.root)
     assert resumed.returncode == 0, resumed.stderr
 
+    # A run made before harnesses were recorded still resumes and compares, without the line.
+    run_dir = only_run_dir(demo)
+    shutil.rmtree(run_dir / "harness")
+    manifest = json.loads((run_dir / "run.json").read_text("utf-8"))
+    del manifest["harness"]
+    (run_dir / "run.json").write_text(json.dumps(manifest), encoding="utf-8")
+    assert run_gitgauge("run", "--resume", "latest", cwd=demo.root).returncode == 0
+    old = run_gitgauge("compare", "current", "candidate", cwd=demo.root)
+    assert old.returncode == 0, old.stderr
+    assert not any(line.startswith("Harness") for line in old.stdout.splitlines())
+
 
 BAD_HARNESSES: list[tuple[dict[str, Any], str]] = [
     (
