@@ -16,8 +16,9 @@ Environment:
 - FAKE_CLAUDE_SCENARIO: path of a JSON scenario file (missing: an empty scenario, a plain success).
 - FAKE_CLAUDE_RECORD: path of a JSON-lines file; each invocation appends one line:
   `argv` (without the program), `program`, `cwd`, `stdin`, `env` (PWD, HOME, PATH, GIT_DIR,
-  GIT_WORK_TREE, GIT_INDEX_FILE, GITGAUGE_PROMPT, GITGAUGE_TASK_ID, ANTHROPIC_API_KEY: the value,
-  or null when unset), `pid`, and `child_pid` (the sleeping child, see `sleep`).
+  GIT_WORK_TREE, GIT_INDEX_FILE, GITGAUGE_PROMPT, GITGAUGE_TASK_ID, ANTHROPIC_API_KEY,
+  CLAUDE_CONFIG_DIR, MAX_THINKING_TOKENS: the value, or null when unset), `pid`, and
+  `child_pid` (the sleeping child, see `sleep`).
 
 Scenario keys (all optional), applied in this order:
 - `cases`: a list of objects with a `match` (`{"prompt_contains": "...", "model": "..."}`, all
@@ -71,6 +72,8 @@ RECORDED_ENV = (
     "GITGAUGE_PROMPT",
     "GITGAUGE_TASK_ID",
     "ANTHROPIC_API_KEY",
+    "CLAUDE_CONFIG_DIR",
+    "MAX_THINKING_TOKENS",
 )
 _ENVELOPE_SHORTCUTS = {
     "result": "result",
