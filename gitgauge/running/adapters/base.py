@@ -30,6 +30,16 @@ class AdapterContext:
     """The clean environment for the agent's process (no GIT_DIR, PWD = workspace, ...)."""
     log_dir: Path
     """Where the adapter writes the agent's stdout and stderr."""
+    prompt: str | None = None
+    """The prompt to send: the task's prompt inside the config's `prompt:` template (None: the
+    task's own prompt, see `agent_prompt`)."""
+    config_dir: Path | None = None
+    """This pair's copy of the config's `configDir` (None without one); adapters that run claude
+    set `CLAUDE_CONFIG_DIR` to it."""
+
+    @property
+    def agent_prompt(self) -> str:
+        return self.task.prompt if self.prompt is None else self.prompt
 
 
 @dataclass(frozen=True)
@@ -56,6 +66,8 @@ class Adapter(ABC):
 
     name: ClassVar[str]
     needs_command: ClassVar[bool] = False
+    reads_config_dir: ClassVar[bool] = False
+    """Whether the agent reads a claude config directory (`configDir`)."""
 
     def __init__(self, config: AgentConfig, *, source: str) -> None:
         self.config = config
@@ -94,6 +106,11 @@ def create(config: AgentConfig, *, source: str) -> Adapter:
         )
     if cls.needs_command and not (config.command and config.command.strip()):
         raise ConfigError(f"{source}: command: the {cls.name} adapter requires a command")
+    if config.configDir is not None and not cls.reads_config_dir:
+        raise ConfigError(
+            f"{source}: configDir: the {cls.name} adapter runs no agent that reads it; remove "
+            "the key (configDir is for claude-code and script)"
+        )
     return cls(config, source=source)
 
 

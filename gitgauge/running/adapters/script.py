@@ -1,4 +1,5 @@
-"""`adapter: script`: any agent or harness, as a shell command; the prompt is in its env."""
+"""`adapter: script`: any agent or harness, as a shell command; the prompt is in its env
+(`GITGAUGE_PROMPT`, `GITGAUGE_TASK_ID`, and `CLAUDE_CONFIG_DIR` when the config has a configDir)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,14 @@ from gitgauge.running.adapters.base import Adapter, AdapterContext, AdapterOutco
 class ScriptAdapter(Adapter):
     name = "script"
     needs_command = True
+    reads_config_dir = True  # the command may call claude
 
     def run(self, context: AdapterContext) -> AdapterOutcome:
         assert self.config.command is not None
         env = dict(context.env)
-        env["GITGAUGE_PROMPT"] = context.task.prompt
+        env["GITGAUGE_PROMPT"] = context.agent_prompt
+        if context.config_dir is not None:
+            env["CLAUDE_CONFIG_DIR"] = str(context.config_dir)
         env["GITGAUGE_TASK_ID"] = context.task.id
         result = process.run(
             self.config.command,
