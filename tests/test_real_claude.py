@@ -222,20 +222,9 @@ SKILL_MD = (
 )
 
 
-def harness_ready() -> None:
-    """Skips until issue #11's `files` and `configDir` keys exist (written before they were
-    merged, against the interface the issue names)."""
-    from gitgauge.core.records import AgentConfig
-
-    missing = {"files", "configDir"} - set(AgentConfig.model_fields)
-    if missing:
-        pytest.skip(f"agent config keys of issue #11 not merged yet: {sorted(missing)}")
-
-
 def test_a_configs_claude_md_and_skills_reach_the_real_cli(
     demo: GitRepo, api: FakeMessagesApi, tmp_path: Path, private_tmp: Path
 ) -> None:
-    harness_ready()
     task = slug_task(demo)
     fix = fixed_file(demo, task)
     # The model writes the fix only when the overlaid CLAUDE.md's text, or the skill's
