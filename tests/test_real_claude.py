@@ -82,7 +82,7 @@ def requests_in(api: FakeMessagesApi, prefix: str) -> dict[str, list[Any]]:
 
 
 def test_the_real_cli_fixes_a_task_and_its_cost_and_tokens_are_recorded(
-    demo: GitRepo, api: FakeMessagesApi, tmp_path: Path, private_tmp: Path
+    api: FakeMessagesApi, demo: GitRepo, tmp_path: Path, private_tmp: Path
 ) -> None:
     task = slug_task(demo)
     # From the body of the task's prompt: the model acts only on the pair that was asked it (the
@@ -223,7 +223,7 @@ SKILL_MD = (
 
 
 def test_a_configs_claude_md_and_skills_reach_the_real_cli(
-    demo: GitRepo, api: FakeMessagesApi, tmp_path: Path, private_tmp: Path
+    api: FakeMessagesApi, demo: GitRepo, tmp_path: Path, private_tmp: Path
 ) -> None:
     task = slug_task(demo)
     fix = fixed_file(demo, task)
