@@ -86,13 +86,13 @@ def parse_into(path: Path, report: TestReport) -> None:
 
 
 def _parse_stream(source: IO[bytes] | _Utf8Repaired, report: TestReport) -> None:
-    parents: list[ElementTree.Element] = []
-    for event, element in ElementTree.iterparse(source, events=("start", "end")):
-        if event == "start":
-            parents.append(element)
+    for _, element in ElementTree.iterparse(source, events=("end",)):
+        tag = element.tag
+        if tag == "testsuite":
+            # Its test cases are counted: drop their (cleared) shells too.
+            element.clear()
             continue
-        parents.pop()
-        if element.tag != "testcase":
+        if tag != "testcase":
             continue
         outcome: Outcome = "passed"
         for child in element:
@@ -100,10 +100,8 @@ def _parse_stream(source: IO[bytes] | _Utf8Repaired, report: TestReport) -> None
             if kind is not None and _RANK[kind] > _RANK[outcome]:
                 outcome = kind
         report.add(test_name(element.get("classname"), element.get("name")), outcome)
-        # Drop the test case (and its captured output) now: memory bounded by the test count.
+        # Drop the test case's children (captured output, tracebacks) now.
         element.clear()
-        if parents and len(parents[-1]) and parents[-1][-1] is element:
-            del parents[-1][-1]
 
 
 class _Utf8Repaired:
