@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from gitgauge.core import process
+from gitgauge.core.errors import GitError
 from gitgauge.core.git import Commit, Repository
 from gitgauge.core.junit import TestReport
 from gitgauge.core.paths import is_test_file
@@ -79,66 +80,83 @@ def verify(
     commands = _Commands(config, extra_env, warn)
 
     with checkout(repo, commit.sha, link=config.worktree.link, warn=warn) as worktree:
-        rejection = commands.setup(commit, worktree)
+        outcome = _at_fix(commit, commands, worktree)
+        if isinstance(outcome, Verdict):
+            return outcome
+        parent = _Parent(repo, commit, base, test_files, config, commands, outcome)
+        if _switch(repo, worktree, base, link=config.worktree.link, warn=warn):
+            return parent.verdict(worktree)
+    with checkout(repo, base, link=config.worktree.link, warn=warn) as worktree:
+        return parent.verdict(worktree)
+
+
+def _at_fix(commit: Commit, commands: _Commands, worktree: Path) -> list[SuiteRun] | Verdict:
+    """The fix's runs, or the rejection they already decide."""
+    rejection = commands.setup(commit, worktree)
+    if rejection:
+        return rejection
+    at_fix = commands.tests(worktree)
+    first = at_fix[0].result
+    if first.failed_to_start:
+        return _reject(commit, "test command failed to start", "at the fix", first)
+    timed_out = next((run.result for run in at_fix if run.result.timed_out), None)
+    if timed_out is not None:
+        return _reject(commit, "timed out", "the suite timed out at the fix", timed_out)
+    if _reports(at_fix) is None:
+        rejection = _exit_code_rejection(commit, at_fix)
         if rejection:
             return rejection
-        at_fix = commands.tests(worktree)
-        first = at_fix[0].result
-        if first.failed_to_start:
-            return _reject(commit, "test command failed to start", "at the fix", first)
-        timed_out = next((run.result for run in at_fix if run.result.timed_out), None)
-        if timed_out is not None:
-            return _reject(commit, "timed out", "the suite timed out at the fix", timed_out)
-        fix_reports = _reports(at_fix)
-        if fix_reports is None:
-            rejection = _exit_code_rejection(commit, at_fix)
-            if rejection:
-                return rejection
+    return at_fix
 
-        _switch(repo, worktree, base, link=config.worktree.link)
+
+@dataclass(frozen=True)
+class _Parent:
+    """The runs at the parent with the fix's tests laid over it, and the verdict."""
+
+    repo: Repository
+    commit: Commit
+    base: str
+    test_files: list[str]
+    config: RepoConfig
+    commands: _Commands
+    at_fix: list[SuiteRun]
+
+    def verdict(self, worktree: Path) -> Verdict:
+        commit, commands = self.commit, self.commands
         rejection = commands.setup(commit, worktree, where="at the parent")
         if rejection:
             return rejection
-        lay_files(repo, commit.sha, test_files, worktree)
+        lay_files(self.repo, commit.sha, self.test_files, worktree)
         at_parent = commands.tests(worktree)
-        if at_parent[0].result.failed_to_start:
-            return _reject(
-                commit, "test command failed to start", "at the parent", at_parent[0].result
-            )
-        parent_reports = _reports(at_parent)
+        with_fix_tests = at_parent[0].result
+        if with_fix_tests.failed_to_start:
+            return _reject(commit, "test command failed to start", "at the parent", with_fix_tests)
+        fix_reports, parent_reports = _reports(self.at_fix), _reports(at_parent)
         if fix_reports is not None and parent_reports is not None:
-            return _per_test_verdict(commit, base, test_files, config, fix_reports, parent_reports)
+            return _per_test_verdict(
+                commit, self.base, self.test_files, self.config, fix_reports, parent_reports
+            )
         if fix_reports is not None:
             # Reports at the fix but not at the parent: exit codes decide the whole candidate.
-            rejection = _exit_code_rejection(commit, at_fix)
+            rejection = _exit_code_rejection(commit, self.at_fix)
             if rejection:
                 return rejection
-        with_fix_tests = at_parent[0].result
+        flips = len({run.result.ok for run in at_parent}) > 1
+        if flips:
+            what = "the suite verdict flipped between runs at the parent"
+            return _reject(commit, "flaky", what, with_fix_tests)
         if with_fix_tests.ok:
-            flips = any(not run.result.ok for run in at_parent)
-            reason: RejectReason = "flaky" if flips else "passes before the fix"
-            what = (
-                "the suite verdict flipped between runs at the parent"
-                if flips
-                else ("suite passed at the parent")
-            )
-            return _reject(commit, reason, what, with_fix_tests)
-        if any(run.result.ok for run in at_parent):
             return _reject(
-                commit,
-                "flaky",
-                "the suite verdict flipped between runs at the parent",
-                with_fix_tests,
+                commit, "passes before the fix", "suite passed at the parent", with_fix_tests
             )
         # Put the parent's own tests back and run its unmodified suite, for the regression check.
-        lay_files(repo, base, test_files, worktree)
+        lay_files(self.repo, self.base, self.test_files, worktree)
         base_suite = commands.test_once(worktree)
-
-    task = _task(commit, base, test_files, config).model_copy(
-        update={"baseSuitePasses": base_suite.ok, "baseTimedOut": with_fix_tests.timed_out}
-    )
-    note = "timed out at the parent (counts as failing)" if with_fix_tests.timed_out else ""
-    return Verdict(commit, task, None, note)
+        task = _task(commit, self.base, self.test_files, self.config).model_copy(
+            update={"baseSuitePasses": base_suite.ok, "baseTimedOut": with_fix_tests.timed_out}
+        )
+        note = "timed out at the parent (counts as failing)" if with_fix_tests.timed_out else ""
+        return Verdict(commit, task, None, note)
 
 
 def _task(commit: Commit, base: str, test_files: list[str], config: RepoConfig) -> Task:
@@ -211,12 +229,19 @@ def _exit_code_rejection(commit: Commit, at_fix: list[SuiteRun]) -> Verdict | No
     return _reject(commit, "fails at the fix", f"exit {first.exit_code}", first)
 
 
-def _switch(repo: Repository, worktree: Path, commit: str, *, link: list[str]) -> None:
+def _switch(repo: Repository, worktree: Path, commit: str, *, link: list[str], warn: Warn) -> bool:
     """Check `commit` out in the worktree in place: remove what the runs left (sparing the
-    `worktree.link` symlinks), then a forced checkout that rewrites only the changed files."""
+    `worktree.link` symlinks), then a forced checkout that rewrites only the changed files.
+    False (and a fresh worktree for the parent) when git cannot: the suite may have left
+    files it cannot delete."""
     spare = [arg for name in link for arg in ("-e", "/" + name.strip("/"))]
-    repo.git("clean", "-ffdxq", *spare, cwd=worktree)
-    repo.git("checkout", "--force", "--quiet", "--detach", commit, cwd=worktree)
+    try:
+        repo.git("clean", "-ffdxq", *spare, cwd=worktree)
+        repo.git("checkout", "--force", "--quiet", "--detach", commit, cwd=worktree)
+    except GitError as error:
+        warn(f"could not reuse a worktree for the parent ({error}); using a fresh one")
+        return False
+    return True
 
 
 class _Commands:
