@@ -155,6 +155,7 @@ def test_real_fixes_are_verified_with_exactly_their_fail_to_pass(mined: Mined) -
     )["passToPass"]
     assert names == ["tests.test_calc::test_add", "tests.test_clamp::test_clamp_inside"]
     assert "F2P 1 / P2P 2" in mined.stdout
+    assert "JUnit XML" not in mined.stderr  # every run reported: no exit-code fallback
 
 
 def test_flaky_only_and_no_fail_to_pass_candidates_are_rejected(mined: Mined) -> None:
