@@ -233,3 +233,52 @@ def test_gold_resolves_all_noop_none_and_a_breaking_agent_is_named(
     report = run_gitgauge("report", "--tasks", cwd=root, env=env)
     assert report.returncode == 0, report.stderr
     assert "tests.test_calc::test_add" in report.stdout
+
+
+def test_without_reports_a_suite_verdict_that_flips_is_flaky(tmp_path: Path) -> None:
+    """A suite with no per-test report: the fix's run passes, its rerun fails, so nothing is
+    proved and the candidate is rejected as flaky (never verified on a lucky run)."""
+    repo = new_repo(tmp_path / "repo")
+    runner = (
+        "import os, sys\nfrom pathlib import Path\n"
+        "counter = Path(os.environ['FLAKY_COUNTER_DIR']) / 'suite'\n"
+        "runs = int(counter.read_text()) if counter.exists() else 0\n"
+        "counter.write_text(str(runs + 1))\n"
+        "sys.exit(runs % 2)\n"
+    )
+    repo.commit("Initial commit", files={"run.py": runner, "src/a.py": "A = 1\n"})
+    repo.commit(
+        "Fix value of A",
+        files={"src/a.py": "A = 2\n", "tests/test_a.py": "assert True\n"},
+    )
+    (repo.root / "gitgauge.yaml").write_text(
+        yaml.safe_dump({"testCommand": f"{shlex.quote(sys.executable)} run.py"}),
+        encoding="utf-8",
+    )
+    result = run_gitgauge("mine", cwd=repo.root, env=cli_env(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "[flaky: the suite verdict flipped between runs at the fix" in result.stdout
+    assert result.stderr.count("wrote no JUnit XML report") == 1  # said once, not per run
+    assert load_tasks(repo) == {}
+
+
+def test_the_mine_summary_counts_tasks_whose_parent_passed_no_test(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from gitgauge.cli.mine import print_mine_summary
+    from gitgauge.core.records import Task
+    from gitgauge.core.store import Store
+    from gitgauge.mining.mine import MineSummary
+
+    def task(flag: bool) -> Task:
+        return Task(
+            id=f"t{flag}", base="b", fix="f", subject="s", prompt="p", testFiles=[],
+            promptQuality="rich", minedAt="now", failToPass=["x"], passToPass=0,
+            noTestPassedAtParent=flag,
+        )  # fmt: skip
+
+    summary = MineSummary(scanned=2, candidates=2, tasks=[task(True), task(False)])
+    print_mine_summary(summary, Store(tmp_path))
+    assert (
+        "  no test passed at the parent: 1 (may repair the environment" in capsys.readouterr().out
+    )
