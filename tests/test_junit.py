@@ -65,6 +65,10 @@ def test_duplicate_names_keep_the_worst_outcome_and_are_reported(tmp_path: Path)
     report = parse_reports([path])
     assert report.outcomes == {"t": "failed"}
     assert report.duplicates == {"t"}
+    # The same name in two files (two runners, or one report written twice) is a duplicate too.
+    again = write(tmp_path / "again.xml", '<testsuite><testcase name="u"/></testsuite>')
+    twice = parse_reports([again, again])
+    assert twice.outcomes == {"u": "passed"} and twice.duplicates == {"u"}
 
 
 def test_a_name_with_newlines_stays_one_line(tmp_path: Path) -> None:
@@ -75,11 +79,12 @@ def test_a_name_with_newlines_stays_one_line(tmp_path: Path) -> None:
 def test_bytes_that_are_not_utf8_are_replaced_not_fatal(tmp_path: Path) -> None:
     path = write(
         tmp_path / "latin.xml",
-        b'<testsuite><testcase name="caf\xe9"/><testcase name="ok"><failure/></testcase>'
+        b'<testsuite><testcase name="ok"><failure/></testcase><testcase name="caf\xe9"/>'
         b"</testsuite>",
     )
     report = parse_reports([path])
-    assert report.outcomes == {"caf\ufffd": "passed", "ok": "failed"}
+    assert report.outcomes == {"ok": "failed", "caf\ufffd": "passed"}
+    assert not report.duplicates  # the second reading starts afresh
 
 
 @pytest.mark.parametrize(

@@ -67,21 +67,27 @@ def parse_reports(paths: Iterable[Path]) -> TestReport:
 
 
 def parse_into(path: Path, report: TestReport) -> None:
+    """Add one file's tests to `report`; nothing of the file when it is unusable."""
+    found = TestReport()
     try:
         with path.open("rb") as handle:
-            _parse_stream(handle, report)
+            _parse_stream(handle, found)
     except ElementTree.ParseError as error:
         # A name or an output with bytes that are not UTF-8 makes the XML invalid; read it
         # again with those bytes replaced, rather than losing the whole report.
         if "invalid token" not in str(error) and "encoding" not in str(error):
             raise ReportError(f"{path.name}: not valid JUnit XML ({error})") from None
+        found = TestReport()
         try:
             with path.open("rb") as handle:
-                _parse_stream(_Utf8Repaired(handle), report)
+                _parse_stream(_Utf8Repaired(handle), found)
         except ElementTree.ParseError as second:
             raise ReportError(f"{path.name}: not valid JUnit XML ({second})") from None
     except OSError as error:
         raise ReportError(f"{path.name}: cannot read ({error.strerror or error})") from None
+    report.duplicates |= found.duplicates
+    for name, outcome in found.outcomes.items():
+        report.add(name, outcome)
     report.files += 1
 
 
