@@ -145,7 +145,9 @@ def verification_commits(
 
 
 def write_repo_config(root: Path, *, history: str = "isolated") -> None:
-    text = f"testCommand: '{TEST_COMMAND}'\n"
+    # reruns: 0 keeps rows 2-4 what they measure: exit-code verification, three suite runs per
+    # candidate (row 7b measures reports and reruns).
+    text = f"testCommand: '{TEST_COMMAND}'\nmine:\n  reruns: 0\n"
     if history != "isolated":
         text += f"run:\n  history: {history}\n"
     (root / "gitgauge.yaml").write_text(text, encoding="utf-8")

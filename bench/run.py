@@ -15,7 +15,8 @@ time they really took (the jitter of `sleep` would otherwise swamp an overhead o
 disk out of the figures); the load average printed with the figures tells whether other work
 shared the machine.
 
-The rows live by family: rows_mine.py (1, 2, 3, 5), rows_run.py (4), rows_workspace.py (6);
+The rows live by family: rows_mine.py (1, 2, 3, 5), rows_run.py (4), rows_workspace.py (6),
+rows_pertest.py (7);
 common.py measures and holds the rows, repos.py builds the repositories.
 """
 
@@ -34,6 +35,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import rows_mine
+import rows_pertest
 import rows_run
 import rows_workspace
 from common import Bench, BenchError, Sizes, say
@@ -50,6 +52,9 @@ def measure_rows(bench: Bench) -> None:
     large_tree = rows_mine.verification_large_tree(bench)  # 2b
     rows_run.run_row_large_tree(bench, large_tree)  # 4c
     rows_workspace.isolated_workspace(bench, history)  # 6, 6b, 6c
+    rows_pertest.parsing(bench)  # 7a, 7b
+    rows_pertest.suite_runs(bench, verified)  # 7c
+    rows_pertest.checkout_cost(bench, large_tree)  # 7d
 
 
 def isolate_environment(root: Path) -> None:

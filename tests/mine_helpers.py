@@ -99,13 +99,20 @@ def write_config(
     link: list[str] | None = None,
     test_timeout_ms: int | None = None,
     last: int | None = None,
+    reruns: int | None = 0,
 ) -> None:
-    """An untracked gitgauge.yaml in the user's checkout, as `gitgauge init` leaves it."""
+    """An untracked gitgauge.yaml in the user's checkout, as `gitgauge init` leaves it.
+    `reruns` defaults to 0 here: these tests count the suite runs of exit-code verification."""
     config: dict[str, Any] = {"testCommand": test_command}
     if setup_command is not None:
         config["setupCommand"] = setup_command
+    mine: dict[str, int] = {}
     if last is not None:
-        config["mine"] = {"last": last}
+        mine["last"] = last
+    if reruns is not None:
+        mine["reruns"] = reruns
+    if mine:
+        config["mine"] = mine
     if test_timeout_ms is not None:
         config["timeouts"] = {"test": test_timeout_ms}
     config["worktree"] = {"link": ["deps"] if link is None else link}

@@ -26,6 +26,10 @@ ROW_LABELS = (
     "isolated workspace: history copy + first checkout",
     "isolated workspace: each further checkout of the same task",
     "isolated workspace of a run's next task",
+    "parse a 50,000-test JUnit report",
+    "peak Python memory of that parse",
+    "suite runs / candidate with per-test reports",
+    "checkout cost / candidate, 1,000-file tree",
 )
 
 

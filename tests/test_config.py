@@ -142,7 +142,8 @@ def test_the_example_file_documents_and_sets_every_key() -> None:
     config = parse_config_text(text, RepoConfig, source="gitgauge.yaml.example")
     raw = yaml.safe_load(text)
     assert set(raw) == set(RepoConfig.model_fields)
-    assert set(raw["mine"]) == {"last"}
+    assert set(raw["mine"]) == {"last", "reruns"}
+    assert set(raw["tests"]) == {"junit"}
     assert set(raw["timeouts"]) == {"test", "setup", "adapter"}
     assert set(raw["worktree"]) == {"link"}
     assert set(raw["run"]) == {"history"}
@@ -232,3 +233,21 @@ def test_any_text_gives_a_config_or_a_config_error(text: str) -> None:
 @given(_STRUCTURES)
 def test_any_yaml_structure_gives_a_config_or_a_config_error(value: object) -> None:
     _accepts_or_config_error(yaml.safe_dump(value, allow_unicode=True))
+
+
+def test_per_test_keys_are_checked(tmp_path: Path) -> None:
+    path = tmp_path / "gitgauge.yaml"
+    path.write_text(
+        "testCommand: mvn test\nmine:\n  reruns: 0\n"
+        "tests:\n  junit: target/surefire-reports/*.xml\n",
+        encoding="utf-8",
+    )
+    config = load_repo_config(tmp_path)
+    assert config.mine.reruns == 0
+    assert config.tests.junit == "target/surefire-reports/*.xml"
+    path.write_text("testCommand: t\ntests:\n  junit: /abs/*.xml\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"tests\.junit: '/abs/\*\.xml' must be a glob relative"):
+        load_repo_config(tmp_path)
+    path.write_text("testCommand: t\nmine:\n  reruns: -1\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"mine\.reruns"):
+        load_repo_config(tmp_path)

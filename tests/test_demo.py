@@ -25,6 +25,9 @@ def test_demo_mines_runs_the_baselines_and_prints_the_report(
     assert outcome.returncode == 0, outcome.stderr
     lines = outcome.stdout.splitlines()
     assert "$ gitgauge mine" in lines
+    # The demo's suite is pytest: every task is verified per test.
+    verified = [line for line in lines if line.startswith("verified  ")]
+    assert len(verified) == 3 and all("(F2P 1 / P2P " in line for line in verified), verified
     assert any(
         line.startswith("$ gitgauge run -c .gitgauge/demo-configs/gold.yaml") for line in lines
     )

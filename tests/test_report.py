@@ -350,7 +350,8 @@ def test_the_task_matrix_shows_each_configs_outcome_per_task() -> None:
     )
     records = json.loads(render_matrix(matrix, output_format="json"))
     assert {"task": "t1", "config": "rep", "run": "r", "attempts": 3, "resolved": 1,
-            "errors": 1, "regressed": 0, "cell": "1/3, 1 error"} in records  # fmt: skip
+            "errors": 1, "regressed": 0, "failToPassFailed": [], "passToPassFailed": [],
+            "cell": "1/3, 1 error"} in records  # fmt: skip
     assert len(records) == 6  # missing pairs are not records
     assert list(csv.reader(io.StringIO(render_matrix(matrix, output_format="csv")))) == [
         ["task", "gold", "noop", "rep"],

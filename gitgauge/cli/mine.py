@@ -207,6 +207,11 @@ def print_mine_summary(summary: MineSummary, store: Store) -> None:
         f"verified:          {len(summary.tasks)} "
         f"(rich: {summary.verified_rich}, title-only: {summary.verified_title_only})"
     )
+    if summary.no_test_passed_at_parent:
+        say(
+            f"  no test passed at the parent: {summary.no_test_passed_at_parent} "
+            "(may repair the environment rather than a bug: review them)"
+        )
     say(f"rejected:          {rejected}")
     for reason in REJECT_REASONS:
         if summary.rejected.get(reason):

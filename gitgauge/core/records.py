@@ -39,6 +39,8 @@ class _HumanRecord(BaseModel):
 class MineSettings(_HumanRecord):
     last: StrictInt = Field(default=200, gt=0)
     """How many recent commits of HEAD `gitgauge mine` scans."""
+    reruns: StrictInt = Field(default=1, ge=0)
+    """How many times each decisive suite run is repeated to spot flaky tests (0: never)."""
 
 
 class Timeouts(_HumanRecord):
@@ -68,6 +70,28 @@ class WorktreeSettings(_HumanRecord):
         return names
 
 
+class TestsSettings(_HumanRecord):
+    """Where per-test reports come from, besides `$GITGAUGE_JUNIT_XML` and pytest's."""
+
+    __test__ = False  # not a pytest test class
+
+    junit: StrictStr | None = None
+    """Glob (relative to the repository root) of JUnit XML files the suite writes in the worktree,
+    e.g. `target/surefire-reports/*.xml`; deleted before every run, read after it."""
+
+    @field_validator("junit")
+    @classmethod
+    def _relative_glob(cls, pattern: str | None) -> str | None:
+        if pattern is not None:
+            parts = PurePosixPath(pattern).parts
+            if not pattern or PurePosixPath(pattern).is_absolute() or ".." in parts:
+                raise ValueError(
+                    f"{pattern!r} must be a glob relative to the repository root "
+                    "(like target/surefire-reports/*.xml)"
+                )
+        return pattern
+
+
 class RunSettings(_HumanRecord):
     history: Literal["isolated", "full"] = "isolated"
     """What git history an agent's workspace holds: `isolated` (default) only the history up to
@@ -85,6 +109,7 @@ class RepoConfig(_HumanRecord):
     mine: MineSettings = Field(default_factory=MineSettings)
     timeouts: Timeouts = Field(default_factory=Timeouts)
     worktree: WorktreeSettings = Field(default_factory=WorktreeSettings)
+    tests: TestsSettings = Field(default_factory=TestsSettings)
     run: RunSettings = Field(default_factory=RunSettings)
 
 
@@ -171,6 +196,19 @@ class Task(BaseModel):
     """The setupCommand in force when this task was proved."""
     minedAt: StrictStr
     """UTC time of verification, ISO 8601."""
+    failToPass: list[StrictStr] | None = None
+    """Tests that pass at the fix and not at the parent with the fix's tests (per-test
+    verdicts); None: the task was proved, and is scored, by exit codes."""
+    passToPass: StrictInt | None = None
+    """How many tests pass at the parent and at the fix; their names are in `<id>.tests.json`."""
+    passToPassTests: list[StrictStr] | None = Field(default=None, exclude=True)
+    """The PASS_TO_PASS names (kept beside the task file, not in it: there may be thousands)."""
+    failingBoth: list[StrictStr] = Field(default_factory=list)
+    """Tests that fail at the fix and at the parent: ignored by scoring."""
+    flaky: list[StrictStr] = Field(default_factory=list)
+    """Tests whose outcome changed between two runs of one commit: ignored by scoring."""
+    noTestPassedAtParent: StrictBool = False
+    """No test passed at the parent: the fix may repair the environment, not a bug; review it."""
     rewriteModel: StrictStr | None = None
     """Model id that rewrote `prompt` (None: the prompt is the commit message's)."""
     rewriteBackend: Literal["anthropic-sdk", "claude-cli"] | None = None
@@ -229,6 +267,10 @@ class RunResult(BaseModel):
     testOutputTail: str | None = None
     baseTestExitCode: int | None = None
     baseTestOutputTail: str | None = None
+    failToPassFailed: list[str] | None = None
+    """FAIL_TO_PASS tests that did not pass (per-test scoring); None: scored by exit code."""
+    passToPassFailed: list[str] | None = None
+    """PASS_TO_PASS tests that did not pass: the regressions (per-test scoring)."""
     startedAt: str
     finishedAt: str
 

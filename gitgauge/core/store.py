@@ -143,8 +143,17 @@ class Store:
     def task_path(self, task_id: str) -> Path:
         return self.tasks_dir / f"{task_id}.yaml"
 
+    def task_tests_path(self, task_id: str) -> Path:
+        """The PASS_TO_PASS names of a per-test task, beside its YAML (too many to review)."""
+        return self.tasks_dir / f"{task_id}.tests.json"
+
     def save_task(self, task: Task) -> Path:
         path = self.task_path(task.id)
+        if task.passToPassTests is not None:
+            atomic_write_json(
+                self.task_tests_path(task.id),
+                {"schemaVersion": TASK_SCHEMA_VERSION, "passToPass": task.passToPassTests},
+            )
         atomic_write_text(path, dump_yaml(task.model_dump(mode="json")))
         return path
 
@@ -163,11 +172,14 @@ class Store:
                 f"({TASK_SCHEMA_VERSION}); upgrade gitgauge"
             )
         try:
-            return Task.model_validate(raw)
+            task = Task.model_validate(raw)
         except ValidationError as error:
             first = error.errors()[0]
             key = ".".join(str(part) for part in first["loc"]) or "(top level)"
             raise TaskError(f"{path}: {key}: {first['msg']}") from None
+        if task.passToPass is not None and task.passToPassTests is None:
+            task.passToPassTests = _load_test_names(path.with_suffix(".tests.json"))
+        return task
 
     def load_tasks(self, *, warn: Callable[[str], None]) -> list[Task]:
         """Every usable task, sorted by id; unusable files are skipped with a warning."""
@@ -288,6 +300,18 @@ def config_dir_name(name: str) -> str:
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")[:40] or "config"
     digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
     return f"{slug}-{digest}"
+
+
+def _load_test_names(path: Path) -> list[str] | None:
+    """The PASS_TO_PASS list beside a task; None (regressions unknown) when it is unusable."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    names = raw.get("passToPass") if isinstance(raw, dict) else None
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        return None
+    return names
 
 
 def _load_record(path: Path, model: type[Record], version: int) -> Record | str:

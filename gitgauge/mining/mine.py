@@ -17,6 +17,7 @@ from gitgauge.core.git import Commit, Repository
 from gitgauge.core.parallel import in_order
 from gitgauge.core.records import PromptQuality, RepoConfig, Task
 from gitgauge.core.store import Store, atomic_write_json
+from gitgauge.core.suite import stop_early_warning
 from gitgauge.core.worktree import Warn, warn_once
 from gitgauge.mining import classify
 from gitgauge.mining.verify import Verdict, verify
@@ -49,6 +50,11 @@ class MineSummary:
     @property
     def verified_rich(self) -> int:
         return sum(1 for task in self.tasks if task.promptQuality == "rich")
+
+    @property
+    def no_test_passed_at_parent(self) -> int:
+        """Verified tasks whose parent passed no test at all: to review (see Task)."""
+        return sum(1 for task in self.tasks if task.noTestPassedAtParent)
 
     @property
     def verified_title_only(self) -> int:
@@ -91,6 +97,8 @@ def judgement_key(sha: str, config: RepoConfig) -> str:
             config.worktree.link,
             config.timeouts.test,
             config.timeouts.setup,
+            config.mine.reruns,
+            config.tests.junit,
         ]
     )
     return f"{sha}-{hashlib.sha256(commands.encode()).hexdigest()[:12]}"
@@ -132,6 +140,9 @@ def mine(
     if repo.head_sha() is None:
         raise GitError(f"{repo.root} has no commits yet: there is no history to mine")
 
+    stops_early = stop_early_warning(config.testCommand)
+    if stops_early:
+        warn(stops_early)
     summary = MineSummary()
     mined = store.mined_fix_shas(warn=warn)
     # Candidates are few compared with commits: holding them keeps memory bounded by candidates.

@@ -1,6 +1,13 @@
 """Prove a candidate fix: the suite passes at the fix, and fails at its parent once the fix's test
-files are laid over it. Also record whether the parent's own suite passes (`baseSuitePasses`),
-which the run's regression check needs.
+files are laid over it.
+
+With per-test reports (see `core.suite`) the proof is per test: a non-empty FAIL_TO_PASS, even when
+unrelated tests fail at the fix; PASS_TO_PASS is what the run's regression check needs, so two
+suite runs (plus reruns) per candidate. Without reports, exit codes decide, and a third run of the
+parent's own suite records `baseSuitePasses` for the regression check.
+
+One worktree per candidate: after the fix's runs, what they left is cleaned away and the parent
+is checked out in place, so git touches only the files the fix changed.
 """
 
 from __future__ import annotations
@@ -12,11 +19,14 @@ from pathlib import Path
 from typing import Literal
 
 from gitgauge.core import process
+from gitgauge.core.errors import GitError
 from gitgauge.core.git import Commit, Repository
+from gitgauge.core.junit import TestReport
 from gitgauge.core.paths import is_test_file
 from gitgauge.core.records import RepoConfig, Task
+from gitgauge.core.suite import NO_REPORT_HINT, SuiteRun, run_suite
 from gitgauge.core.worktree import Warn, checkout, lay_files
-from gitgauge.mining import classify
+from gitgauge.mining import classify, pertest
 
 RejectReason = Literal[
     "passes before the fix",
@@ -25,6 +35,7 @@ RejectReason = Literal[
     "timed out",
     "test command failed to start",
     "no parent commit available",
+    "flaky",
 ]
 REJECT_REASONS: tuple[RejectReason, ...] = (
     "passes before the fix",
@@ -33,6 +44,7 @@ REJECT_REASONS: tuple[RejectReason, ...] = (
     "timed out",
     "test command failed to start",
     "no parent commit available",
+    "flaky",
 )
 
 
@@ -65,38 +77,91 @@ def verify(
         )
     base = commit.parents[0]
     test_files = test_files_of(commit)
-    commands = _Commands(config, extra_env)
+    commands = _Commands(config, extra_env, warn)
 
     with checkout(repo, commit.sha, link=config.worktree.link, warn=warn) as worktree:
-        rejection = commands.setup(commit, worktree)
+        outcome = _at_fix(commit, commands, worktree)
+        if isinstance(outcome, Verdict):
+            return outcome
+        parent = _Parent(repo, commit, base, test_files, config, commands, outcome)
+        if _switch(repo, worktree, base, link=config.worktree.link, warn=warn):
+            return parent.verdict(worktree)
+    with checkout(repo, base, link=config.worktree.link, warn=warn) as worktree:
+        return parent.verdict(worktree)
+
+
+def _at_fix(commit: Commit, commands: _Commands, worktree: Path) -> list[SuiteRun] | Verdict:
+    """The fix's runs, or the rejection they already decide."""
+    rejection = commands.setup(commit, worktree)
+    if rejection:
+        return rejection
+    at_fix = commands.tests(worktree)
+    first = at_fix[0].result
+    if first.failed_to_start:
+        return _reject(commit, "test command failed to start", "at the fix", first)
+    timed_out = next((run.result for run in at_fix if run.result.timed_out), None)
+    if timed_out is not None:
+        return _reject(commit, "timed out", "the suite timed out at the fix", timed_out)
+    if _reports(at_fix) is None:
+        rejection = _exit_code_rejection(commit, at_fix)
         if rejection:
             return rejection
-        at_fix = commands.test(worktree)
-        if at_fix.failed_to_start:
-            return _reject(commit, "test command failed to start", "at the fix", at_fix)
-        if at_fix.timed_out:
-            return _reject(commit, "timed out", "the suite timed out at the fix", at_fix)
-        if not at_fix.ok:
-            return _reject(commit, "fails at the fix", f"exit {at_fix.exit_code}", at_fix)
+    return at_fix
 
-    with checkout(repo, base, link=config.worktree.link, warn=warn) as worktree:
+
+@dataclass(frozen=True)
+class _Parent:
+    """The runs at the parent with the fix's tests laid over it, and the verdict."""
+
+    repo: Repository
+    commit: Commit
+    base: str
+    test_files: list[str]
+    config: RepoConfig
+    commands: _Commands
+    at_fix: list[SuiteRun]
+
+    def verdict(self, worktree: Path) -> Verdict:
+        commit, commands = self.commit, self.commands
         rejection = commands.setup(commit, worktree, where="at the parent")
         if rejection:
             return rejection
-        lay_files(repo, commit.sha, test_files, worktree)
-        with_fix_tests = commands.test(worktree)
+        lay_files(self.repo, commit.sha, self.test_files, worktree)
+        at_parent = commands.tests(worktree)
+        with_fix_tests = at_parent[0].result
+        if with_fix_tests.failed_to_start:
+            return _reject(commit, "test command failed to start", "at the parent", with_fix_tests)
+        fix_reports, parent_reports = _reports(self.at_fix), _reports(at_parent)
+        if fix_reports is not None and parent_reports is not None:
+            return _per_test_verdict(
+                commit, self.base, self.test_files, self.config, fix_reports, parent_reports
+            )
+        if fix_reports is not None:
+            # Reports at the fix but not at the parent: exit codes decide the whole candidate.
+            rejection = _exit_code_rejection(commit, self.at_fix)
+            if rejection:
+                return rejection
+        flips = len({run.result.ok for run in at_parent}) > 1
+        if flips:
+            what = "the suite verdict flipped between runs at the parent"
+            return _reject(commit, "flaky", what, with_fix_tests)
         if with_fix_tests.ok:
             return _reject(
                 commit, "passes before the fix", "suite passed at the parent", with_fix_tests
             )
-        if with_fix_tests.failed_to_start:
-            return _reject(commit, "test command failed to start", "at the parent", with_fix_tests)
         # Put the parent's own tests back and run its unmodified suite, for the regression check.
-        lay_files(repo, base, test_files, worktree)
-        base_suite = commands.test(worktree)
+        lay_files(self.repo, self.base, self.test_files, worktree)
+        base_suite = commands.test_once(worktree)
+        task = _task(commit, self.base, self.test_files, self.config).model_copy(
+            update={"baseSuitePasses": base_suite.ok, "baseTimedOut": with_fix_tests.timed_out}
+        )
+        note = "timed out at the parent (counts as failing)" if with_fix_tests.timed_out else ""
+        return Verdict(commit, task, None, note)
 
+
+def _task(commit: Commit, base: str, test_files: list[str], config: RepoConfig) -> Task:
     body = commit.body.strip()
-    task = Task(
+    return Task(
         id=classify.task_id(commit.sha, commit.subject),
         base=base,
         fix=commit.sha,
@@ -105,20 +170,85 @@ def verify(
         prompt=classify.build_prompt(commit.subject, body),
         testFiles=test_files,
         promptQuality=classify.prompt_quality(body),
-        baseSuitePasses=base_suite.ok,
-        baseTimedOut=with_fix_tests.timed_out,
         testCommand=config.testCommand,
         setupCommand=config.setupCommand,
         minedAt=datetime.now(timezone.utc).isoformat(timespec="seconds"),
     )
-    note = "timed out at the parent (counts as failing)" if with_fix_tests.timed_out else ""
-    return Verdict(commit, task, None, note)
+
+
+def _per_test_verdict(
+    commit: Commit,
+    base: str,
+    test_files: list[str],
+    config: RepoConfig,
+    at_fix: list[TestReport],
+    at_parent: list[TestReport],
+) -> Verdict:
+    split = pertest.split(at_fix, at_parent)
+    if not split.fail_to_pass:
+        own_flaky = pertest.of_files(split.flaky, test_files)
+        if own_flaky:
+            what = f"no stable FAIL_TO_PASS test; flaky: {pertest.names(own_flaky)}"
+            return Verdict(commit, None, "flaky", what)
+        broken_by_fix = [name for name in split.failing_at_fix if name not in split.failing_both]
+        if broken_by_fix:
+            what = f"no test passes only with the fix; failing: {pertest.names(broken_by_fix)}"
+            return Verdict(commit, None, "fails at the fix", what)
+        what = "every test passing at the fix passes before it"
+        if split.failing_both:
+            what += f"; failing on both sides: {pertest.names(split.failing_both)}"
+        return Verdict(commit, None, "passes before the fix", what)
+    task = _task(commit, base, test_files, config).model_copy(
+        update={
+            "failToPass": split.fail_to_pass,
+            "passToPass": len(split.pass_to_pass),
+            "passToPassTests": split.pass_to_pass,
+            "failingBoth": split.failing_both,
+            "flaky": split.flaky,
+            "noTestPassedAtParent": split.no_test_passed_at_parent,
+        }
+    )
+    return Verdict(commit, task, None, pertest.counts(split))
+
+
+def _reports(runs: list[SuiteRun]) -> list[TestReport] | None:
+    """Every run's report, or None when one run has none (exit codes decide then)."""
+    reports = [run.report for run in runs]
+    if any(report is None for report in reports):
+        return None
+    return [report for report in reports if report is not None]
+
+
+def _exit_code_rejection(commit: Commit, at_fix: list[SuiteRun]) -> Verdict | None:
+    """Without reports the suite must pass at the fix, every time."""
+    first = at_fix[0].result
+    if all(run.result.ok for run in at_fix):
+        return None
+    if any(run.result.ok for run in at_fix):
+        return _reject(commit, "flaky", "the suite verdict flipped between runs at the fix", first)
+    return _reject(commit, "fails at the fix", f"exit {first.exit_code}", first)
+
+
+def _switch(repo: Repository, worktree: Path, commit: str, *, link: list[str], warn: Warn) -> bool:
+    """Check `commit` out in the worktree in place: remove what the runs left (sparing the
+    `worktree.link` symlinks), then a forced checkout that rewrites only the changed files.
+    False (and a fresh worktree for the parent) when git cannot: the suite may have left
+    files it cannot delete."""
+    spare = [arg for name in link for arg in ("-e", "/" + name.strip("/"))]
+    try:
+        repo.git("clean", "-ffdxq", *spare, cwd=worktree)
+        repo.git("checkout", "--force", "--quiet", "--detach", commit, cwd=worktree)
+    except GitError as error:
+        warn(f"could not reuse a worktree for the parent ({error}); using a fresh one")
+        return False
+    return True
 
 
 class _Commands:
-    def __init__(self, config: RepoConfig, extra_env: Mapping[str, str] | None) -> None:
+    def __init__(self, config: RepoConfig, extra_env: Mapping[str, str] | None, warn: Warn) -> None:
         self.config = config
         self.extra_env = dict(extra_env or {})
+        self.warn = warn
 
     def _env(self, worktree: Path) -> dict[str, str]:
         return process.clean_env(cwd=worktree, extra=self.extra_env)
@@ -137,7 +267,29 @@ class _Commands:
         how = "timed out" if result.timed_out else f"exit {result.exit_code}"
         return _reject(commit, "setup failed", f"setupCommand {how} {where}", result)
 
-    def test(self, worktree: Path) -> process.CommandResult:
+    def tests(self, worktree: Path) -> list[SuiteRun]:
+        """The decisive run and its `mine.reruns` repeats (none after a timeout or failed start)."""
+        runs = [self.test(worktree)]
+        for _ in range(self.config.mine.reruns):
+            last = runs[-1].result
+            if last.timed_out or last.failed_to_start:
+                break
+            runs.append(self.test(worktree))
+        return runs
+
+    def test(self, worktree: Path) -> SuiteRun:
+        run = run_suite(self.config, worktree, env=self._env(worktree))
+        if run.problem is not None:
+            # Said once per mine (warn is warn_once): the same for every candidate.
+            self.warn(f"{run.problem}: {NO_REPORT_HINT}")
+        elif run.report is not None and run.report.duplicates:
+            self.warn(
+                f"the JUnit XML report names some tests more than once (e.g. "
+                f"{sorted(run.report.duplicates)[0]!r}); the worst outcome of each is kept"
+            )
+        return run
+
+    def test_once(self, worktree: Path) -> process.CommandResult:
         return process.run(
             self.config.testCommand,
             cwd=worktree,

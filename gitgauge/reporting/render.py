@@ -249,6 +249,8 @@ def _matrix_records(matrix: TaskMatrix) -> list[dict[str, Any]]:
                     "resolved": cell.resolved,
                     "errors": cell.errors,
                     "regressed": cell.regressed,
+                    "failToPassFailed": list(cell.fail_to_pass_failed),
+                    "passToPassFailed": list(cell.pass_to_pass_failed),
                     "cell": cell.text,
                 }
             )

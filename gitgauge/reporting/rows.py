@@ -25,7 +25,7 @@ units of every average and interval (attempts at one task share its difficulty).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Literal
@@ -200,11 +200,19 @@ class MatrixCell:
     resolved: int
     errors: int
     regressed: int
+    fail_to_pass_failed: tuple[str, ...] = ()
+    """FAIL_TO_PASS tests that did not pass in some attempt (per-test scoring)."""
+    pass_to_pass_failed: tuple[str, ...] = ()
+    """PASS_TO_PASS tests that did not pass in some attempt: the regressions, by name."""
 
     @property
     def text(self) -> str:
         """`resolved` / `unresolved` / `error` (`, regressed` when the base suite broke); with
-        repeats `k/N` resolved and the errors and regressions among the N."""
+        repeats `k/N` resolved and the errors and regressions among the N. Per-test tasks name
+        the failing tests (`F2P failed: ...`, `P2P failed: ...`)."""
+        return self._status_text() + self._tests_text()
+
+    def _status_text(self) -> str:
         if self.attempts == 1:
             status = "resolved" if self.resolved else "error" if self.errors else "unresolved"
             return status + (", regressed" if self.regressed else "")
@@ -214,6 +222,17 @@ class MatrixCell:
         if self.regressed:
             parts.append(f"{self.regressed} regressed")
         return ", ".join(parts)
+
+    def _tests_text(self) -> str:
+        parts = [
+            f"{label} failed: {_few(names)}"
+            for label, names in (
+                ("F2P", self.fail_to_pass_failed),
+                ("P2P", self.pass_to_pass_failed),
+            )
+            if names
+        ]
+        return f" ({'; '.join(parts)})" if parts else ""
 
     @property
     def kind(self) -> Literal["resolved", "partial", "unresolved", "error", "regressed"]:
@@ -248,9 +267,20 @@ def build_matrix(rows: Sequence[ReportRow]) -> TaskMatrix:
                 resolved=sum(1 for attempt in attempts if attempt.status == "resolved"),
                 errors=sum(1 for attempt in attempts if attempt.status == "error"),
                 regressed=sum(1 for attempt in attempts if attempt.regressed),
+                fail_to_pass_failed=_failed(attempt.failToPassFailed for attempt in attempts),
+                pass_to_pass_failed=_failed(attempt.passToPassFailed for attempt in attempts),
             )
     tasks = sorted({task for task, _ in cells})
     return TaskMatrix(columns=list(rows), tasks=tasks, cells=cells)
+
+
+def _failed(lists: Iterable[list[str] | None]) -> tuple[str, ...]:
+    return tuple(sorted({name for names in lists for name in names or ()}))
+
+
+def _few(names: Sequence[str], shown: int = 2) -> str:
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
 # -- one finished pair, for `gitgauge run`'s progress --
@@ -264,6 +294,8 @@ def describe_pair(result: RunResult) -> str:
         status = f"error ({result.errorKind})"
     elif result.regressed:
         status += ", regressed"
+        if result.passToPassFailed:
+            status += f" ({_few(result.passToPassFailed)})"
     cost = "-" if result.costUsd is None else f"${result.costUsd:.4f}"
     seconds = "-" if result.adapterSeconds is None else f"{result.adapterSeconds:.1f}s"
     diff = "-"

@@ -32,7 +32,8 @@ from gitgauge.core.store import (
     config_dir_name,
     new_run_id,
 )
-from gitgauge.core.worktree import Warn
+from gitgauge.core.suite import NO_REPORT_HINT, stop_early_warning
+from gitgauge.core.worktree import Warn, warn_once
 from gitgauge.running import harness as harnesses
 from gitgauge.running.adapters.base import Adapter, AdapterContext, AdapterOutcome, create
 from gitgauge.running.harness import Harness
@@ -254,6 +255,9 @@ def execute(
         manifest = manifest.model_copy(update={"harness": recorded})
     store.save_manifest(manifest)
     run_id = manifest.runId
+    stops_early = stop_early_warning(repo_config.testCommand)
+    if stops_early and any(task.failToPass is not None for task in plan.tasks):
+        warn(stops_early)
 
     results: list[RunResult] = []
     pending: list[_PairJob] = []
@@ -334,7 +338,7 @@ class _Pair:
         self.config = config
         self.store = store
         self.run_id = run_id
-        self.warn = warn
+        self.warn = warn_once(warn)
 
     def run(
         self,
@@ -442,7 +446,11 @@ class _Pair:
                 testExitCode=verdict.test.exit_code,
                 testTimedOut=verdict.test.timed_out,
                 testOutputTail=verdict.test.output_tail(),
+                failToPassFailed=verdict.fail_to_pass_failed,
+                passToPassFailed=verdict.pass_to_pass_failed,
             )
+            if verdict.report_problem is not None:
+                self.warn(f"{verdict.report_problem}: {NO_REPORT_HINT}")
             if verdict.base_test is not None:
                 fields.update(
                     baseTestExitCode=verdict.base_test.exit_code,

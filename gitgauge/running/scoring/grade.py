@@ -4,6 +4,10 @@ Resolved: the fix's test files laid over the workspace, `testCommand` exits 0. R
 base's own test files put back, the base suite fails although it passed at base when the task was
 mined. When `baseSuitePasses` is false or unknown the base suite is not run: a failure would not
 tell a regression from a suite that was already broken.
+
+Tasks mined with per-test reports (`failToPass` set) are graded in one run: resolved = every
+FAIL_TO_PASS test passes, regressed = some PASS_TO_PASS test does not; the failing ones are named.
+Without a usable report in that run, the exit code decides (regressed unknown).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from pathlib import Path
 from gitgauge.core import process
 from gitgauge.core.git import Repository
 from gitgauge.core.records import RepoConfig, Task
+from gitgauge.core.suite import run_suite
 from gitgauge.core.worktree import lay_files
 from gitgauge.running.scoring.protect import ensure_inside
 
@@ -28,6 +33,12 @@ class Grade:
     """The run with the fix's tests."""
     base_test: process.CommandResult | None
     """The run of the base's own suite; None when it was not needed."""
+    fail_to_pass_failed: list[str] | None = None
+    """FAIL_TO_PASS tests that did not pass; None: graded by exit code."""
+    pass_to_pass_failed: list[str] | None = None
+    """PASS_TO_PASS tests that did not pass; None: graded by exit code, or the list is missing."""
+    report_problem: str | None = None
+    """Why a per-test task was graded by exit code (no usable report)."""
 
 
 def grade(
@@ -41,12 +52,49 @@ def grade(
 ) -> Grade:
     ensure_inside(workspace, task.testFiles)
     lay_files(repo, task.fix, task.testFiles, workspace)
+    if task.failToPass is not None:
+        return _grade_per_test(task, workspace, config, env=env, log_dir=log_dir)
     test = _run_tests(config, workspace, env=env, log_dir=log_dir, name="test")
     if task.baseSuitePasses is not True:
         return Grade(resolved=test.ok, regressed=None, test=test, base_test=None)
     lay_files(repo, task.base, task.testFiles, workspace)
     base_test = _run_tests(config, workspace, env=env, log_dir=log_dir, name="base-test")
     return Grade(resolved=test.ok, regressed=not base_test.ok, test=test, base_test=base_test)
+
+
+def _grade_per_test(
+    task: Task, workspace: Path, config: RepoConfig, *, env: Mapping[str, str], log_dir: Path
+) -> Grade:
+    assert task.failToPass is not None
+    suite = run_suite(
+        config,
+        workspace,
+        env=env,
+        report_path=log_dir / "test-report.xml",
+        stdout_path=log_dir / "test.stdout",
+        stderr_path=log_dir / "test.stderr",
+    )
+    test = suite.result
+    report = suite.report
+    if report is None:
+        return Grade(
+            resolved=test.ok,
+            regressed=None,
+            test=test,
+            base_test=None,
+            report_problem=suite.problem,
+        )
+    f2p_failed = [name for name in task.failToPass if not report.passed(name)]
+    p2p = task.passToPassTests
+    p2p_failed = None if p2p is None else [name for name in p2p if not report.passed(name)]
+    return Grade(
+        resolved=not f2p_failed,
+        regressed=None if p2p_failed is None else bool(p2p_failed),
+        test=test,
+        base_test=None,
+        fail_to_pass_failed=f2p_failed,
+        pass_to_pass_failed=p2p_failed,
+    )
 
 
 def _run_tests(

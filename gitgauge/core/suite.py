@@ -1,0 +1,136 @@
+"""Run the test suite with a per-test report: the plumbing mining and scoring share.
+
+Every run points the suite at a fresh report file outside the worktree: `PYTEST_ADDOPTS` gets
+`--junitxml=<file>` appended (so an unchanged `pytest -q` reports per test) and
+`GITGAUGE_JUNIT_XML` holds the same path for runners that take one. Reports a suite writes inside
+the worktree (`tests.junit`, a glob) are deleted before the run, so a stale one is never read.
+No usable report, or a run that timed out: the run has no report, and the caller uses the exit code.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitgauge.core import process
+from gitgauge.core.junit import ReportError, TestReport, parse_reports
+from gitgauge.core.records import RepoConfig
+
+REPORT_ENV = "GITGAUGE_JUNIT_XML"
+NO_REPORT_HINT = (
+    "verdicts fall back to the exit code; see 'Per-test verdicts' in the README for the "
+    "report option of your test runner"
+)
+_STOP_EARLY_FLAGS = ("-x", "--exitfirst", "--maxfail", "--sw", "--stepwise")
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    result: process.CommandResult
+    report: TestReport | None
+    """Per-test outcomes; None when the run gave no usable report (or timed out)."""
+    problem: str | None = None
+    """Why a finished run has no usable report."""
+
+
+def run_suite(
+    config: RepoConfig,
+    worktree: Path,
+    *,
+    env: Mapping[str, str],
+    report_path: Path | None = None,
+    stdout_path: Path | None = None,
+    stderr_path: Path | None = None,
+) -> SuiteRun:
+    """Run `testCommand` in `worktree` and read its JUnit report. `report_path` (outside the
+    worktree) keeps the report, e.g. in a run's logs; by default it goes to a temporary file."""
+    holder: Path | None = None
+    if report_path is None:
+        holder = Path(tempfile.mkdtemp(prefix="gitgauge-junit-"))
+        report_path = holder / "report.xml"
+    try:
+        report_path.parent.mkdir(parents=True, exist_ok=True)
+        report_path.unlink(missing_ok=True)
+        _delete_worktree_reports(config, worktree)
+        result = process.run(
+            config.testCommand,
+            cwd=worktree,
+            timeout_seconds=config.timeouts.test / 1000,
+            env=report_env(env, report_path),
+            stdout_path=stdout_path,
+            stderr_path=stderr_path,
+        )
+        if result.timed_out or result.failed_to_start:
+            return SuiteRun(result, None)
+        files = ([report_path] if report_path.is_file() else []) + _worktree_reports(
+            config, worktree
+        )
+        if not files:
+            return SuiteRun(result, None, "testCommand wrote no JUnit XML report")
+        try:
+            report = parse_reports(files)
+        except ReportError as error:
+            return SuiteRun(result, None, f"unreadable JUnit XML report: {error}")
+        if not report.outcomes:
+            return SuiteRun(result, None, "the JUnit XML report lists no tests")
+        return SuiteRun(result, report)
+    finally:
+        if holder is not None:
+            shutil.rmtree(holder, ignore_errors=True)
+
+
+def report_env(env: Mapping[str, str], report_path: Path) -> dict[str, str]:
+    """`env` pointing pytest and `$GITGAUGE_JUNIT_XML` runners at `report_path`."""
+    out = dict(env)
+    addopts = f"--junitxml={shlex.quote(str(report_path))}"
+    earlier = out.get("PYTEST_ADDOPTS", "").strip()
+    out["PYTEST_ADDOPTS"] = f"{earlier} {addopts}" if earlier else addopts
+    out[REPORT_ENV] = str(report_path)
+    return out
+
+
+def stop_early_warning(test_command: str) -> str | None:
+    """A warning when a pytest command stops at the first failures: per-test verdicts need the
+    whole suite (an unrelated failure would hide the tests after it)."""
+    try:
+        words = shlex.split(test_command)
+    except ValueError:
+        words = test_command.split()
+    if not any("pytest" in word for word in words):
+        return None
+    for word in words:
+        flag = word.split("=", 1)[0]
+        if flag in _STOP_EARLY_FLAGS or _short_flags_have_x(flag):
+            return (
+                f"testCommand {test_command!r} stops early ({word}): per-test verdicts need the "
+                "whole suite; drop it from testCommand in gitgauge.yaml"
+            )
+    return None
+
+
+def _short_flags_have_x(word: str) -> bool:
+    """`-x` among combined short flags (`-vx`), but not inside an option's value (`-rxs`)."""
+    if not word.startswith("-") or word.startswith("--"):
+        return False
+    for letter in word[1:]:
+        if letter == "x":
+            return True
+        if not letter.isalpha() or letter in "rkmpocW":  # these take a value
+            return False
+    return False
+
+
+def _worktree_reports(config: RepoConfig, worktree: Path) -> list[Path]:
+    pattern = config.tests.junit
+    if not pattern:
+        return []
+    return sorted(path for path in worktree.glob(pattern) if path.is_file())
+
+
+def _delete_worktree_reports(config: RepoConfig, worktree: Path) -> None:
+    for path in _worktree_reports(config, worktree):
+        path.unlink(missing_ok=True)
