@@ -7,6 +7,7 @@ written by humans (`gitgauge.yaml`, agent configs) forbid unknown keys so a typo
 
 from __future__ import annotations
 
+import re
 from pathlib import PurePosixPath
 from typing import Literal
 
@@ -18,6 +19,7 @@ from pydantic import (
     StrictInt,
     StrictStr,
     field_validator,
+    model_validator,
 )
 
 TASK_SCHEMA_VERSION = 1
@@ -34,6 +36,39 @@ class _HumanRecord(BaseModel):
 class MineSettings(_HumanRecord):
     last: StrictInt = Field(default=200, gt=0)
     """How many recent commits of HEAD `gitgauge mine` scans."""
+    fixTypes: list[StrictStr] = Field(default_factory=list)
+    """Extra commit-subject types (`type: ...`) that mark a bug fix, beside fix/bugfix/hotfix."""
+    nonFixTypes: list[StrictStr] = Field(default_factory=list)
+    """Extra commit-subject types that mark anything but a bug fix (house conventions)."""
+
+    @field_validator("fixTypes", "nonFixTypes")
+    @classmethod
+    def _type_names(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", name):
+                raise ValueError(f"{name!r} is not a commit type (letters, digits, - and _)")
+        return names
+
+    @model_validator(mode="after")
+    def _disjoint(self) -> MineSettings:
+        both = {t.lower() for t in self.fixTypes} & {t.lower() for t in self.nonFixTypes}
+        if both:
+            raise ValueError(
+                f"{', '.join(sorted(both))} is both in fixTypes and nonFixTypes; keep one"
+            )
+        return self
+
+
+class TestFileSettings(_HumanRecord):
+    patterns: list[StrictStr] = Field(default_factory=list)
+    """Extra globs for the project's test files (`*` crosses `/` in a pattern with a `/`)."""
+
+    @field_validator("patterns")
+    @classmethod
+    def _not_empty(cls, patterns: list[str]) -> list[str]:
+        if any(not pattern.strip() for pattern in patterns):
+            raise ValueError("a pattern must not be empty")
+        return patterns
 
 
 class Timeouts(_HumanRecord):
@@ -81,6 +116,7 @@ class RepoConfig(_HumanRecord):
     timeouts: Timeouts = Field(default_factory=Timeouts)
     worktree: WorktreeSettings = Field(default_factory=WorktreeSettings)
     run: RunSettings = Field(default_factory=RunSettings)
+    tests: TestFileSettings = Field(default_factory=TestFileSettings)
 
 
 class AgentConfig(_HumanRecord):
