@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import GITGAUGE, GitRepo, run_gitgauge
+from mine_helpers import wait_until_gone
 
 from gitgauge.core.git import Repository
 from gitgauge.running.workspace import HistoryCopies, TaskWorkspaces
@@ -32,8 +34,11 @@ def _slow_repo(repo: GitRepo, *, fixes: int = 3, sleep: float = 30.0) -> list[st
         "Initial commit",
         files={
             "check.py": (
-                "import pathlib, sys, time, subprocess\n"
-                f"subprocess.Popen(['sleep', '{sleep}'])\n"  # a child that must die with us
+                "import os, pathlib, sys, time, subprocess\n"
+                f"child = subprocess.Popen(['sleep', '{sleep}'])\n"  # a child that must die with us
+                # Its pid, for the test to check (and end) exactly the processes it caused.
+                "if os.environ.get('CHILD_PIDS'):\n"
+                "    open(os.environ['CHILD_PIDS'], 'a').write(f'{child.pid}\\n')\n"
                 f"time.sleep(float(pathlib.Path('delay.txt').read_text()))\n"
                 "tests = list(pathlib.Path('tests').glob('*.txt'))\n"
                 "ok = all(pathlib.Path('value.txt').read_text().strip() == 'good' for _ in tests)\n"
@@ -58,6 +63,13 @@ def _slow_repo(repo: GitRepo, *, fixes: int = 3, sleep: float = 30.0) -> list[st
     return shas
 
 
+def _child_pids(pid_file: Path) -> list[int]:
+    """The pids of the sleeping children the suite started (see `_slow_repo`)."""
+    if not pid_file.exists():
+        return []
+    return [int(line) for line in pid_file.read_text().split()]
+
+
 def _wait_for_worktree(repo: GitRepo, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -72,14 +84,18 @@ def test_interrupt_during_mine_cleans_up_and_exits_130(
     git_repo: GitRepo, sig: signal.Signals
 ) -> None:
     _slow_repo(git_repo)
-    before_dirs = _temp_dirs()
+    # A private temporary directory: the machine's /tmp is shared with other gitgauge processes.
+    private_tmp = git_repo.root.parent / "tmp"
+    private_tmp.mkdir()
     before = git_repo.snapshot()
+    pid_file = git_repo.root.parent / "child-pids.txt"
     child = subprocess.Popen(
         [*GITGAUGE, "mine", "-j", "2"],
         cwd=git_repo.root,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=dict(os.environ, CHILD_PIDS=str(pid_file), TMPDIR=str(private_tmp)),
     )
     _wait_for_worktree(git_repo)
     time.sleep(0.5)
@@ -91,21 +107,34 @@ def test_interrupt_during_mine_cleans_up_and_exits_130(
     assert child.returncode == 130, (out, err)
     assert "interrupted" in err and "gitgauge mine" in err
     assert git_repo.snapshot() == before
-    assert _temp_dirs() <= before_dirs
+    assert list(private_tmp.iterdir()) == []
     # The suite's sleeping child processes died with the test command.
-    leftover = subprocess.run(["pgrep", "-f", "sleep 30.0"], capture_output=True, text=True)
-    assert leftover.stdout.strip() == ""
+    started = _child_pids(pid_file)
+    assert started, "the suite never started its child"
+    assert [pid for pid in started if not wait_until_gone(pid)] == []
 
 
 def test_hard_kill_leaves_worktrees_that_the_next_command_removes(git_repo: GitRepo) -> None:
     _slow_repo(git_repo, fixes=1)
+    pid_file = git_repo.root.parent / "child-pids.txt"
     child = subprocess.Popen(
-        [*GITGAUGE, "mine"], cwd=git_repo.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [*GITGAUGE, "mine"],
+        cwd=git_repo.root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=dict(os.environ, CHILD_PIDS=str(pid_file)),
     )
     _wait_for_worktree(git_repo)
     child.send_signal(signal.SIGKILL)
     child.wait()
-    subprocess.run(["pkill", "-f", "sleep 30.0"], check=False)
+    # A hard kill leaves the suite's process group running: end it, and only it (its children
+    # sleep too, and the test started them).
+    deadline = time.monotonic() + 30
+    while not _child_pids(pid_file) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for pid in _child_pids(pid_file):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(os.getpgid(pid), signal.SIGKILL)
     assert "gitgauge-wt-" in git_repo.git("worktree", "list")
 
     (git_repo.root / "delay.txt").write_text("0\n")  # unused by HEAD's worktrees; just a file
