@@ -17,7 +17,7 @@ import pytest
 from conftest import GITGAUGE, GitRepo, run_gitgauge
 from mine_helpers import wait_until_gone
 
-from gitgauge.core.git import Repository
+from gitgauge.core.git import Repository, fingerprint
 from gitgauge.running.workspace import HistoryCopies, TaskWorkspaces
 
 
@@ -142,6 +142,64 @@ def test_hard_kill_leaves_worktrees_that_the_next_command_removes(git_repo: GitR
     assert result.returncode == 0, result.stderr
     assert "stale" in result.stderr
     assert "gitgauge-wt-" not in git_repo.git("worktree", "list")
+
+
+def test_leftovers_of_a_live_gitgauge_or_of_another_repository_stay(
+    git_repo: GitRepo, tmp_path: Path
+) -> None:
+    """The stale sweep removes only what a *dead* gitgauge left for *this* repository."""
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(private_tmp), CHILD_PIDS=str(tmp_path / "pids.txt"))
+    other = GitRepo(tmp_path / "other")
+    other.root.mkdir()
+    other.git("init", "-q", "-b", "main")
+    _slow_repo(other, fixes=1)
+    _slow_repo(git_repo, fixes=1)
+    (git_repo.root / "delay.txt").write_text("0\n")
+    # A live gitgauge in another repository, with its worktree in the same temporary directory.
+    live = subprocess.Popen(
+        [*GITGAUGE, "mine"],
+        cwd=other.root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    try:
+        _wait_for_worktree(other)
+        others = sorted(private_tmp.iterdir())
+        ours = fingerprint(Repository(git_repo.root).root)
+        theirs = fingerprint(Repository(other.root).root)
+        # Leftovers that claim this repository (of a live process, of a dead one) and another
+        # repository (of a dead process).
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        for name, pid, repository in (
+            ("gitgauge-wt-live", live.pid, ours),
+            ("gitgauge-wt-dead", dead.pid, ours),
+            ("gitgauge-wt-theirs", dead.pid, theirs),
+        ):
+            (private_tmp / name).mkdir()
+            owner = {"pid": pid, "host": repository, "repository": repository, "links": []}
+            (private_tmp / name / "owner.json").write_text(json.dumps(owner))
+
+        result = run_gitgauge("mine", "--dry-run", cwd=git_repo.root, env=env)
+
+        assert result.returncode == 0, result.stderr
+        assert "removed 1 stale gitgauge temporary director(ies)" in result.stderr
+        assert not (private_tmp / "gitgauge-wt-dead").exists()
+        assert (private_tmp / "gitgauge-wt-live").exists()
+        assert (private_tmp / "gitgauge-wt-theirs").exists()
+        assert all(path.exists() for path in others)
+        assert "gitgauge-wt-" in other.git("worktree", "list")
+    finally:
+        live.send_signal(signal.SIGTERM)
+        live.wait(timeout=60)
+        for pid in _child_pids(tmp_path / "pids.txt"):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(os.getpgid(pid), signal.SIGKILL)
+    assert live.returncode == 130
+    assert "gitgauge-wt-" not in other.git("worktree", "list")
 
 
 def test_second_writer_fails_at_once_naming_the_holder(git_repo: GitRepo) -> None:
