@@ -220,6 +220,56 @@ def test_second_writer_fails_at_once_naming_the_holder(git_repo: GitRepo) -> Non
         child.wait(timeout=60)
 
 
+def test_run_and_rewrite_take_the_lock_and_wait_waits_for_the_holder(
+    git_repo: GitRepo, tmp_path: Path
+) -> None:
+    _slow_repo(git_repo, fixes=1)
+    noop = tmp_path / "noop.yaml"
+    noop.write_text("name: noop\nadapter: noop\n", encoding="utf-8")
+    # A backend is chosen before the lock: an API key that is never used (nothing to rewrite).
+    env = dict(os.environ, ANTHROPIC_API_KEY="unused", ANTHROPIC_BASE_URL="http://127.0.0.1:9")
+    holder = subprocess.Popen(
+        [*GITGAUGE, "mine"], cwd=git_repo.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    waiters: list[tuple[subprocess.Popen[bytes], Path]] = []
+    try:
+        _wait_for_worktree(git_repo)
+        for command in (["run", "-c", str(noop)], ["rewrite"]):
+            result = run_gitgauge(*command, cwd=git_repo.root, env=env)
+            assert result.returncode == 1, (command, result.stderr)
+            assert f"pid {holder.pid} (gitgauge mine)" in result.stderr, result.stderr
+            assert "--wait" in result.stderr
+
+        for command in (["rewrite", "--wait"], ["run", "--wait", "-c", str(noop)]):
+            err = tmp_path / f"{command[0]}.stderr"
+            with open(err, "wb") as stderr:
+                waiters.append(
+                    (
+                        subprocess.Popen(
+                            [*GITGAUGE, *command], cwd=git_repo.root, env=env,
+                            stdout=subprocess.DEVNULL, stderr=stderr,
+                        ),
+                        err,
+                    )
+                )  # fmt: skip
+        for waiter, err in waiters:
+            deadline = time.monotonic() + 60
+            while b"waiting for the other gitgauge command" not in err.read_bytes():
+                assert waiter.poll() is None, err.read_text()
+                assert time.monotonic() < deadline, "never said it waits"
+                time.sleep(0.05)
+        time.sleep(1.0)
+        assert [waiter.poll() for waiter, _ in waiters] == [None, None]  # still waiting
+    finally:
+        holder.send_signal(signal.SIGINT)
+        holder.wait(timeout=60)
+    # The holder is gone: both waiters get the lock in turn and do their work.
+    rewrite, run = (waiter.wait(timeout=120) for waiter, _ in waiters)
+    assert rewrite == 0, waiters[0][1].read_text()
+    assert "is in use by another gitgauge command" not in waiters[1][1].read_text()
+    assert "no tasks" in waiters[1][1].read_text() and run == 1  # interrupted: nothing mined
+
+
 # -- workspaces that do not leak the fix -----------------------------------------------------
 
 SECRET_SUBJECT = "fix: the secret answer is forty-two"
