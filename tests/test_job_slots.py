@@ -12,12 +12,12 @@ from mine_helpers import TEST_COMMAND, add_then_fix, mine_env, sample_root_files
 
 
 def barrier(step: str) -> str:
-    """Record the slot, then wait (at most 20 s) until slots 0 and 1 both reached `step`."""
+    """Record the slot, then wait (at most 60 s) until slots 0 and 1 both reached `step`."""
     mark = f'"$SLOTS/{step}-$GITGAUGE_JOB"'
     return (
         f'echo "$GITGAUGE_JOB" >> "$SLOTS/{step}.txt"; touch {mark}; i=0; '
         f'while [ ! -e "$SLOTS/{step}-0" ] || [ ! -e "$SLOTS/{step}-1" ]; do '
-        f"i=$((i+1)); [ $i -gt 200 ] && exit 1; sleep 0.1; done"
+        f"i=$((i+1)); [ $i -gt 600 ] && exit 1; sleep 0.1; done"
     )
 
 
