@@ -239,3 +239,27 @@ def test_shadow_node_modules_keeps_other_entries_and_relative_bin_links(
     assert (shadow / "left-pad").resolve() == (source / "node_modules" / "left-pad").resolve()
     assert os.readlink(shadow / ".bin" / "demo-a") == "../@demo/a/cli.js"
     assert (shadow / ".package-lock.json").resolve().parent == (source / "node_modules").resolve()
+
+
+def test_other_shapes_of_editable_installs_are_found(tmp_path: Path) -> None:
+    """`setup.py develop` egg-links, `flit install --symlink`, hatchling's path `.pth`, and a
+    venv that lives outside the checkout and is symlinked in."""
+    checkout = tmp_path / "checkout"
+    for package in ("src/eggpkg", "lib/flitpkg", "hatch/src/hatchpkg"):
+        (checkout / package).mkdir(parents=True)
+        (checkout / package / "__init__.py").write_text("")
+    outside = tmp_path / "venvs" / "project"
+    site = outside / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "eggpkg.egg-link").write_text(f"{checkout / 'src'}\n.\n")
+    (site / "flitpkg").symlink_to(checkout / "lib" / "flitpkg")
+    (site / "_hatchpkg.pth").write_text(f"{checkout / 'hatch' / 'src'}\n")
+    (site / "unrelated.pth").write_text(f"{tmp_path / 'elsewhere'}\n# a comment\n")
+    (checkout / ".venv").symlink_to(outside)
+
+    found = links.inspect(checkout, [".venv"])
+
+    assert sorted(found.python_paths) == ["hatch/src", "lib", "src"]
+    env = links.python_env(found, tmp_path / "wt", inherited="/kept")
+    assert env["PYTHONPATH"].split(os.pathsep)[-1] == "/kept"
+    assert env["PYTHONPATH"].split(os.pathsep)[0].startswith(str(tmp_path / "wt"))

@@ -73,7 +73,7 @@ def inspect(source_root: Path, names: Sequence[str]) -> Redirections:
     editable: list[tuple[Path, str]] = []
     for name in names:
         top = source_root / name
-        if not top.is_dir() or top.is_symlink() and not _inside(top.resolve(), root, linked):
+        if not top.is_dir():  # a venv symlinked from elsewhere may still name the checkout
             continue
         for site in _site_dirs(top):
             _inspect_site(site, source_root, root, linked, found, editable)
