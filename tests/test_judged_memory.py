@@ -1,6 +1,6 @@
 """The memory of judged candidates, through the CLI: a second `mine` verifies only new
 candidates; changing what a verdict depends on (testCommand, setupCommand, worktree.link,
-timeouts) judges again; `--force` judges again."""
+timeouts, tests.patterns) judges again; `--force` judges again."""
 
 from __future__ import annotations
 
@@ -88,6 +88,7 @@ def test_judged_candidates_are_remembered_until_what_judged_them_changes(
         ("worktree.link", {**CONFIG, "worktree": {"link": ["deps", "missing-dir"]}}),
         ("timeouts.test", {**CONFIG, "timeouts": {"test": 60001, "setup": 60000}}),
         ("timeouts.setup", {**CONFIG, "timeouts": {"test": 60000, "setup": 60001}}),
+        ("tests.patterns", {**CONFIG, "tests": {"patterns": ["qa/*"]}}),
     ]
     for key, config in changes:
         _configure(repo, config)

@@ -89,8 +89,9 @@ def find_candidates(
 
 
 def judgement_key(sha: str, config: RepoConfig) -> str:
-    """A verdict holds for one commit under one testCommand/setupCommand/link set and timeouts
-    (a "timed out" rejection must not outlive a raised timeout)."""
+    """A verdict holds for one commit under one testCommand/setupCommand/link set, timeouts
+    (a "timed out" rejection must not outlive a raised timeout) and `tests.patterns` (which
+    decide the test files laid over)."""
     commands = json.dumps(
         [
             config.testCommand,
@@ -98,6 +99,8 @@ def judgement_key(sha: str, config: RepoConfig) -> str:
             config.worktree.link,
             config.timeouts.test,
             config.timeouts.setup,
+            # Only when set, so the keys of projects without patterns stay what they were.
+            *([config.tests.patterns] if config.tests.patterns else []),
         ]
     )
     return f"{sha}-{hashlib.sha256(commands.encode()).hexdigest()[:12]}"
