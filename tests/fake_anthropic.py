@@ -58,6 +58,7 @@ class FakeAnthropic:
         self.input_tokens = 1200
         self.output_tokens = 80
         self.requests: list[RecordedRequest] = []
+        self.stop_reason = "end_turn"
         self._lock = threading.Lock()
         # Set on stop so handlers sleeping in `hang` mode return at once and the server can close.
         self._released = threading.Event()
@@ -78,6 +79,12 @@ class FakeAnthropic:
         self, text: str | Callable[[RecordedRequest], str], *, input_tokens: int = 1200
     ) -> None:
         self.mode, self.answer_text, self.input_tokens = "answer", text, input_tokens
+        self.stop_reason = "end_turn"
+
+    def cut_off(self, text: str = "The answer goes on and on and") -> None:
+        """Answer as a model that hit the request's `max_tokens`."""
+        self.answer(text)
+        self.stop_reason = "max_tokens"
 
     def fail(self, status: int) -> None:
         self.mode, self.status = "status", status
@@ -137,7 +144,7 @@ class FakeAnthropic:
             "role": "assistant",
             "model": model or "claude-fake",
             "content": content,
-            "stop_reason": "end_turn",
+            "stop_reason": self.stop_reason,
             "stop_sequence": None,
             "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens},
         }

@@ -15,10 +15,10 @@ Use it from a test:
 Environment:
 - FAKE_CLAUDE_SCENARIO: path of a JSON scenario file (missing: an empty scenario, a plain success).
 - FAKE_CLAUDE_RECORD: path of a JSON-lines file; each invocation appends one line:
-  `argv` (without the program), `program`, `cwd`, `stdin`, `env` (PWD, HOME, PATH, GIT_DIR,
-  GIT_WORK_TREE, GIT_INDEX_FILE, GITGAUGE_PROMPT, GITGAUGE_TASK_ID, ANTHROPIC_API_KEY,
-  CLAUDE_CONFIG_DIR, MAX_THINKING_TOKENS: the value, or null when unset), `pid`, and
-  `child_pid` (the sleeping child, see `sleep`).
+  `argv` (without the program), `program`, `cwd`, `cwdEntries` (what it holds), `stdin`, `env`
+  (PWD, HOME, PATH, GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE, GITGAUGE_PROMPT, GITGAUGE_TASK_ID,
+  ANTHROPIC_API_KEY, CLAUDE_CONFIG_DIR, MAX_THINKING_TOKENS: the value, or null when unset), `pid`,
+  and `child_pid` (the sleeping child, see `sleep`).
 
 Scenario keys (all optional), applied in this order:
 - `cases`: a list of objects with a `match` (`{"prompt_contains": "...", "model": "..."}`, all
@@ -214,6 +214,7 @@ def main() -> int:
             "program": sys.argv[0],
             "argv": argv,
             "cwd": os.getcwd(),
+            "cwdEntries": sorted(os.listdir(os.getcwd())),
             "stdin": prompt,
             "env": {name: os.environ.get(name) for name in RECORDED_ENV},
             "pid": os.getpid(),

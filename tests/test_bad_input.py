@@ -722,3 +722,76 @@ def test_state_directory_that_cannot_be_written(fresh: GitRepo, no_stray_worktre
     assert again.returncode == 0, again.stderr
     assert set(task_files(fresh)) == {"Fix blob reader mangling line endings"}
     assert_untouched(fresh, before)
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        (
+            "mine:\n  fixTypes: [BUG]\n  nonFixTypes: [bug]\n",
+            ["mine", "bug is both in fixTypes and nonFixTypes"],
+        ),
+        ("mine:\n  fixTypes: ['fix it']\n", ["mine.fixTypes", "'fix it' is not a commit type"]),
+        ("tests:\n  patterns: ['  ']\n", ["tests.patterns", "must not be empty"]),
+    ],
+    ids=["type-in-both-lists", "type-not-a-word", "empty-test-pattern"],
+)
+def test_commit_types_in_both_lists_or_not_words_and_empty_test_patterns(
+    fresh: GitRepo, no_stray_worktrees: None, text: str, names: list[str]
+) -> None:
+    write_yaml(fresh, f"testCommand: {json.dumps(TEST_COMMAND)}\n{text}")
+    before = fresh.snapshot()
+
+    result = run_gitgauge("mine", cwd=fresh.root)
+
+    assert result.returncode == 1
+    one_error(result, "gitgauge.yaml", *names)
+    assert_untouched(fresh, before)
+
+
+@pytest.mark.parametrize("command", ["mine", "run"])
+def test_link_directory_pointing_into_an_untracked_part_of_the_checkout(
+    fresh: GitRepo, no_stray_worktrees: None, command: str
+) -> None:
+    site = fresh.root / ".venv" / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (fresh.root / "build" / "lib").mkdir(parents=True)
+    (site / "__editable__.mypkg-1.0.pth").write_text(f"{fresh.root / 'build' / 'lib'}\n")
+    write_yaml(fresh, f"testCommand: {json.dumps(TEST_COMMAND)}\nworktree:\n  link: [.venv]\n")
+    (fresh.root / "noop.yaml").write_text(NOOP, encoding="utf-8")
+    (fresh.root / ".gitgauge" / "tasks").mkdir(parents=True)
+    (fresh.root / ".gitgauge" / "tasks" / "t.yaml").write_text(
+        yaml.safe_dump(
+            {"id": "t", "base": fresh.git("rev-parse", "HEAD~1").strip(),
+             "fix": fresh.git("rev-parse", "HEAD").strip(), "subject": "s", "body": "",
+             "prompt": "p", "testFiles": [], "promptQuality": "title-only",
+             "testCommand": TEST_COMMAND, "minedAt": "2024-01-01T00:00:00+00:00"}
+        )
+    )  # fmt: skip
+    before = fresh.snapshot()
+
+    args = ["run", "-c", "noop.yaml"] if command == "run" else ["mine"]
+    result = run_gitgauge(*args, cwd=fresh.root)
+
+    assert result.returncode == 1
+    one_error(
+        result,
+        ".venv/lib/python3.11/site-packages/__editable__.mypkg-1.0.pth imports from your "
+        "checkout (build/lib), which git does not track",
+        "setupCommand",
+    )
+    assert not (fresh.root / ".gitgauge" / "runs").exists()
+    assert not (fresh.root / ".gitgauge" / "judged").exists()
+    assert_untouched(fresh, before)
+
+
+def test_explain_with_a_revision_that_is_not_a_commit(
+    fresh: GitRepo, no_stray_worktrees: None
+) -> None:
+    before = fresh.snapshot()
+
+    result = run_gitgauge("mine", "--explain", "no-such-rev", cwd=fresh.root)
+
+    assert result.returncode == 1
+    one_error(result, "'no-such-rev' is not a commit of")
+    assert_untouched(fresh, before)

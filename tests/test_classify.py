@@ -40,7 +40,7 @@ from gitgauge.mining.classify import (
 def test_conventional_fix_types_are_candidates(subject: str) -> None:
     verdict = classify_subject(subject)
     assert verdict.candidate
-    assert verdict.rule == "conventional"
+    assert verdict.rule == "conventional-fix"
 
 
 @pytest.mark.parametrize(
@@ -57,7 +57,7 @@ def test_conventional_fix_types_are_candidates(subject: str) -> None:
 def test_other_conventional_types_are_not_candidates_even_with_bug_words(subject: str) -> None:
     verdict = classify_subject(subject)
     assert not verdict.candidate
-    assert verdict.rule == "conventional"
+    assert verdict.rule == "conventional-other"
 
 
 @pytest.mark.parametrize(
@@ -88,11 +88,11 @@ def test_bug_words_as_whole_words_make_candidates(subject: str) -> None:
 
 
 def test_a_conventional_subject_is_decided_by_its_type_alone() -> None:
-    # `bug:` has the shape of a Conventional Commits type, and bug is not one of the fix types.
-    verdict = classify_subject("bug: shouty subject")
-    assert verdict == classify_subject("BUG: shouty subject")
+    verdict = classify_subject("docs: fix the crash section")
+    shouted = classify_subject("DOCS: fix the crash section")
+    assert (verdict.candidate, verdict.rule) == (shouted.candidate, shouted.rule)
     assert not verdict.candidate
-    assert verdict.rule == "conventional"
+    assert verdict.rule == "conventional-other"
 
 
 @pytest.mark.parametrize(
@@ -133,7 +133,7 @@ def test_words_that_merely_contain_a_bug_word_are_not_candidates(subject: str) -
 def test_bug_word_that_is_not_a_conventional_prefix_is_a_bug_word_match() -> None:
     # "Fix: ..." is a Conventional Commits subject of type fix; "Fix the parser" is a bug word.
     assert classify_subject("Fix the parser").rule == "bug-word"
-    assert classify_subject("Fix: the parser").rule == "conventional"
+    assert classify_subject("Fix: the parser").rule == "conventional-fix"
 
 
 # -- paths --------------------------------------------------------------------------------------
@@ -179,7 +179,6 @@ def test_test_file_patterns(path: str) -> None:
         "specification.md",
         "inspect.py",
         "test",  # a file named `test` at the root is not in a test directory
-        "tests.py",
         "README.md",
         "src/main.py",
         "Testament.java",

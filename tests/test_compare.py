@@ -9,6 +9,7 @@ import itertools
 import json
 import math
 import os
+import re
 from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
@@ -238,6 +239,33 @@ def test_cost_time_and_diff_differences_are_paired_by_task(repo: GitRepo) -> Non
     text = run_gitgauge("compare", "A", "B", cwd=repo.root).stdout
     assert "cost          +$0.0500 [95% CI +$0.0500, +$0.0500]  over 5 tasks" in text
     assert "errors (count as unresolved)  0" in text
+
+
+def test_both_sides_error_counts_are_their_own_and_count_as_unresolved(repo: GitRepo) -> None:
+    statuses = {
+        "A": ["resolved", "error", "unresolved", "resolved"],
+        "B": ["error", "error", "resolved", "unresolved"],
+    }
+    store_run(
+        repo,
+        RUN_1,
+        [
+            outcome(
+                config, f"t{index}", status, errorKind="adapter-exit" if status == "error" else None
+            )
+            for config, column in statuses.items()
+            for index, status in enumerate(column)
+        ],
+    )
+
+    value = compare_json(repo, "A", "B")
+
+    assert (value["errorsA"], value["errorsB"]) == (1, 2)
+    # Errors are unresolved attempts: t1 (error on both sides) is resolved by neither.
+    assert (value["both"], value["onlyA"], value["onlyB"], value["neither"]) == (0, 2, 1, 1)
+    text = run_gitgauge("compare", "A", "B", cwd=repo.root).stdout
+    assert re.search(r"^errors \(count as unresolved\)\s+1\s+2$", text, re.MULTILINE), text
+    assert re.search(r"^resolved\s+2/4\s+1/4$", text, re.MULTILINE), text
 
 
 def test_differences_between_the_runs_are_warned_about(repo: GitRepo) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -14,8 +15,9 @@ from pathlib import Path
 
 import pytest
 from conftest import GITGAUGE, GitRepo, run_gitgauge
+from mine_helpers import wait_until_gone
 
-from gitgauge.core.git import Repository
+from gitgauge.core.git import Repository, fingerprint
 from gitgauge.running.workspace import HistoryCopies, TaskWorkspaces
 
 
@@ -32,8 +34,11 @@ def _slow_repo(repo: GitRepo, *, fixes: int = 3, sleep: float = 30.0) -> list[st
         "Initial commit",
         files={
             "check.py": (
-                "import pathlib, sys, time, subprocess\n"
-                f"subprocess.Popen(['sleep', '{sleep}'])\n"  # a child that must die with us
+                "import os, pathlib, sys, time, subprocess\n"
+                f"child = subprocess.Popen(['sleep', '{sleep}'])\n"  # a child that must die with us
+                # Its pid, for the test to check (and end) exactly the processes it caused.
+                "if os.environ.get('CHILD_PIDS'):\n"
+                "    open(os.environ['CHILD_PIDS'], 'a').write(f'{child.pid}\\n')\n"
                 f"time.sleep(float(pathlib.Path('delay.txt').read_text()))\n"
                 "tests = list(pathlib.Path('tests').glob('*.txt'))\n"
                 "ok = all(pathlib.Path('value.txt').read_text().strip() == 'good' for _ in tests)\n"
@@ -58,6 +63,13 @@ def _slow_repo(repo: GitRepo, *, fixes: int = 3, sleep: float = 30.0) -> list[st
     return shas
 
 
+def _child_pids(pid_file: Path) -> list[int]:
+    """The pids of the sleeping children the suite started (see `_slow_repo`)."""
+    if not pid_file.exists():
+        return []
+    return [int(line) for line in pid_file.read_text().split()]
+
+
 def _wait_for_worktree(repo: GitRepo, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -72,14 +84,18 @@ def test_interrupt_during_mine_cleans_up_and_exits_130(
     git_repo: GitRepo, sig: signal.Signals
 ) -> None:
     _slow_repo(git_repo)
-    before_dirs = _temp_dirs()
+    # A private temporary directory: the machine's /tmp is shared with other gitgauge processes.
+    private_tmp = git_repo.root.parent / "tmp"
+    private_tmp.mkdir()
     before = git_repo.snapshot()
+    pid_file = git_repo.root.parent / "child-pids.txt"
     child = subprocess.Popen(
         [*GITGAUGE, "mine", "-j", "2"],
         cwd=git_repo.root,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=dict(os.environ, CHILD_PIDS=str(pid_file), TMPDIR=str(private_tmp)),
     )
     _wait_for_worktree(git_repo)
     time.sleep(0.5)
@@ -91,21 +107,34 @@ def test_interrupt_during_mine_cleans_up_and_exits_130(
     assert child.returncode == 130, (out, err)
     assert "interrupted" in err and "gitgauge mine" in err
     assert git_repo.snapshot() == before
-    assert _temp_dirs() <= before_dirs
+    assert list(private_tmp.iterdir()) == []
     # The suite's sleeping child processes died with the test command.
-    leftover = subprocess.run(["pgrep", "-f", "sleep 30.0"], capture_output=True, text=True)
-    assert leftover.stdout.strip() == ""
+    started = _child_pids(pid_file)
+    assert started, "the suite never started its child"
+    assert [pid for pid in started if not wait_until_gone(pid)] == []
 
 
 def test_hard_kill_leaves_worktrees_that_the_next_command_removes(git_repo: GitRepo) -> None:
     _slow_repo(git_repo, fixes=1)
+    pid_file = git_repo.root.parent / "child-pids.txt"
     child = subprocess.Popen(
-        [*GITGAUGE, "mine"], cwd=git_repo.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [*GITGAUGE, "mine"],
+        cwd=git_repo.root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=dict(os.environ, CHILD_PIDS=str(pid_file)),
     )
     _wait_for_worktree(git_repo)
     child.send_signal(signal.SIGKILL)
     child.wait()
-    subprocess.run(["pkill", "-f", "sleep 30.0"], check=False)
+    # A hard kill leaves the suite's process group running: end it, and only it (its children
+    # sleep too, and the test started them).
+    deadline = time.monotonic() + 30
+    while not _child_pids(pid_file) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for pid in _child_pids(pid_file):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(os.getpgid(pid), signal.SIGKILL)
     assert "gitgauge-wt-" in git_repo.git("worktree", "list")
 
     (git_repo.root / "delay.txt").write_text("0\n")  # unused by HEAD's worktrees; just a file
@@ -113,6 +142,64 @@ def test_hard_kill_leaves_worktrees_that_the_next_command_removes(git_repo: GitR
     assert result.returncode == 0, result.stderr
     assert "stale" in result.stderr
     assert "gitgauge-wt-" not in git_repo.git("worktree", "list")
+
+
+def test_leftovers_of_a_live_gitgauge_or_of_another_repository_stay(
+    git_repo: GitRepo, tmp_path: Path
+) -> None:
+    """The stale sweep removes only what a *dead* gitgauge left for *this* repository."""
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(private_tmp), CHILD_PIDS=str(tmp_path / "pids.txt"))
+    other = GitRepo(tmp_path / "other")
+    other.root.mkdir()
+    other.git("init", "-q", "-b", "main")
+    _slow_repo(other, fixes=1)
+    _slow_repo(git_repo, fixes=1)
+    (git_repo.root / "delay.txt").write_text("0\n")
+    # A live gitgauge in another repository, with its worktree in the same temporary directory.
+    live = subprocess.Popen(
+        [*GITGAUGE, "mine"],
+        cwd=other.root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    try:
+        _wait_for_worktree(other)
+        others = sorted(private_tmp.iterdir())
+        ours = fingerprint(Repository(git_repo.root).root)
+        theirs = fingerprint(Repository(other.root).root)
+        # Leftovers that claim this repository (of a live process, of a dead one) and another
+        # repository (of a dead process).
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        for name, pid, repository in (
+            ("gitgauge-wt-live", live.pid, ours),
+            ("gitgauge-wt-dead", dead.pid, ours),
+            ("gitgauge-wt-theirs", dead.pid, theirs),
+        ):
+            (private_tmp / name).mkdir()
+            owner = {"pid": pid, "host": repository, "repository": repository, "links": []}
+            (private_tmp / name / "owner.json").write_text(json.dumps(owner))
+
+        result = run_gitgauge("mine", "--dry-run", cwd=git_repo.root, env=env)
+
+        assert result.returncode == 0, result.stderr
+        assert "removed 1 stale gitgauge temporary director(ies)" in result.stderr
+        assert not (private_tmp / "gitgauge-wt-dead").exists()
+        assert (private_tmp / "gitgauge-wt-live").exists()
+        assert (private_tmp / "gitgauge-wt-theirs").exists()
+        assert all(path.exists() for path in others)
+        assert "gitgauge-wt-" in other.git("worktree", "list")
+    finally:
+        live.send_signal(signal.SIGTERM)
+        live.wait(timeout=60)
+        for pid in _child_pids(tmp_path / "pids.txt"):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(os.getpgid(pid), signal.SIGKILL)
+    assert live.returncode == 130
+    assert "gitgauge-wt-" not in other.git("worktree", "list")
 
 
 def test_second_writer_fails_at_once_naming_the_holder(git_repo: GitRepo) -> None:
@@ -131,6 +218,56 @@ def test_second_writer_fails_at_once_naming_the_holder(git_repo: GitRepo) -> Non
     finally:
         child.send_signal(signal.SIGINT)
         child.wait(timeout=60)
+
+
+def test_run_and_rewrite_take_the_lock_and_wait_waits_for_the_holder(
+    git_repo: GitRepo, tmp_path: Path
+) -> None:
+    _slow_repo(git_repo, fixes=1)
+    noop = tmp_path / "noop.yaml"
+    noop.write_text("name: noop\nadapter: noop\n", encoding="utf-8")
+    # A backend is chosen before the lock: an API key that is never used (nothing to rewrite).
+    env = dict(os.environ, ANTHROPIC_API_KEY="unused", ANTHROPIC_BASE_URL="http://127.0.0.1:9")
+    holder = subprocess.Popen(
+        [*GITGAUGE, "mine"], cwd=git_repo.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    waiters: list[tuple[subprocess.Popen[bytes], Path]] = []
+    try:
+        _wait_for_worktree(git_repo)
+        for command in (["run", "-c", str(noop)], ["rewrite"]):
+            result = run_gitgauge(*command, cwd=git_repo.root, env=env)
+            assert result.returncode == 1, (command, result.stderr)
+            assert f"pid {holder.pid} (gitgauge mine)" in result.stderr, result.stderr
+            assert "--wait" in result.stderr
+
+        for command in (["rewrite", "--wait"], ["run", "--wait", "-c", str(noop)]):
+            err = tmp_path / f"{command[0]}.stderr"
+            with open(err, "wb") as stderr:
+                waiters.append(
+                    (
+                        subprocess.Popen(
+                            [*GITGAUGE, *command], cwd=git_repo.root, env=env,
+                            stdout=subprocess.DEVNULL, stderr=stderr,
+                        ),
+                        err,
+                    )
+                )  # fmt: skip
+        for waiter, err in waiters:
+            deadline = time.monotonic() + 60
+            while b"waiting for the other gitgauge command" not in err.read_bytes():
+                assert waiter.poll() is None, err.read_text()
+                assert time.monotonic() < deadline, "never said it waits"
+                time.sleep(0.05)
+        time.sleep(1.0)
+        assert [waiter.poll() for waiter, _ in waiters] == [None, None]  # still waiting
+    finally:
+        holder.send_signal(signal.SIGINT)
+        holder.wait(timeout=60)
+    # The holder is gone: both waiters get the lock in turn and do their work.
+    rewrite, run = (waiter.wait(timeout=120) for waiter, _ in waiters)
+    assert rewrite == 0, waiters[0][1].read_text()
+    assert "is in use by another gitgauge command" not in waiters[1][1].read_text()
+    assert "no tasks" in waiters[1][1].read_text() and run == 1  # interrupted: nothing mined
 
 
 # -- workspaces that do not leak the fix -----------------------------------------------------

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from conftest import GitRepo, run_gitgauge
+from real_components import require
 
 from gitgauge.core.records import AgentConfig, RunManifest, RunResult, Timeouts
 from gitgauge.core.store import Store
@@ -193,8 +194,8 @@ def run_chromium(binary: str, profile: Path, *args: str) -> subprocess.Completed
 
 def test_the_page_renders_in_headless_chromium(report_repo: GitRepo, tmp_path: Path) -> None:
     binary = chromium()
-    if binary is None:
-        pytest.skip("chromium is not installed (.ci/run installs Debian's `chromium` package)")
+    require(binary is not None, "chromium (Debian's `chromium` package)")
+    assert binary is not None
     written = run_gitgauge("report", "--html", "report.html", cwd=report_repo.root)
     assert written.returncode == 0, written.stderr
     url = (report_repo.root / "report.html").resolve().as_uri()

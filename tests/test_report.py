@@ -298,17 +298,21 @@ def test_repeats_count_attempts_and_average_per_task_fractions() -> None:
     assert (row.tasks, row.attempts, row.resolved, row.errors, row.regressed) == (6, 18, 9, 3, 3)
     assert row.resolve_rate.estimate == pytest.approx(fmean(FRACTIONS))
     assert row.interval_method == "bootstrap"
+    # The 2,000 seeded draws land on the exact percentiles of the 6^6 resamples: no tolerance.
     low, high = exact_bootstrap_percentiles(FRACTIONS, 0.025, 0.975)
-    assert row.resolve_rate.low == pytest.approx(low, abs=1 / 18)
-    assert row.resolve_rate.high == pytest.approx(high, abs=1 / 18)
+    assert (low, high) == pytest.approx((1 / 6, 5 / 6))
+    assert (row.resolve_rate.low, row.resolve_rate.high) == pytest.approx((low, high))
     # pass@3: at least one of the 3 attempts resolved (t1 t3 t4 t6); pass^3: all 3 (t3 t6).
     assert row.k == 3
     assert row.pass_at_k is not None and row.pass_hat_k is not None
     assert row.pass_at_k.estimate == pytest.approx(4 / 6)
     assert row.pass_hat_k.estimate == pytest.approx(2 / 6)
     low, high = exact_bootstrap_percentiles([1, 0, 1, 1, 0, 1], 0.025, 0.975)
-    assert row.pass_at_k.low == pytest.approx(low, abs=1 / 6)
-    assert row.pass_at_k.high == pytest.approx(high, abs=1 / 6)
+    assert (row.pass_at_k.low, row.pass_at_k.high) == pytest.approx((low, high))
+    assert (low, high) == pytest.approx((1 / 3, 1))
+    low, high = exact_bootstrap_percentiles([0, 0, 1, 0, 0, 1], 0.025, 0.975)
+    assert (row.pass_hat_k.low, row.pass_hat_k.high) == pytest.approx((low, high))
+    assert (low, high) == pytest.approx((0, 2 / 3))
     assert row.avg_cost_usd == pytest.approx(0.5)
 
 

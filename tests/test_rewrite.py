@@ -277,6 +277,40 @@ def test_large_inputs_are_cut_on_file_boundaries_and_the_cut_is_stated(git_repo:
     )
 
 
+def test_the_body_and_the_number_of_diffed_files_are_capped(git_repo: GitRepo) -> None:
+    count = rewrite_request.MAX_DIFFED_FILES + 3
+    git_repo.commit("Add modules", files={f"m{i:03}.py": "" for i in range(count)})
+    base = git_repo.git("rev-parse", "HEAD").strip()
+    files: dict[str, str | bytes | None] = {f"m{i:03}.py": "x = 1\n" for i in range(count)}
+    files["tests/test_m.py"] = "assert True\n"
+    body = "a" * rewrite_request.MESSAGE_BUDGET_CHARS + "TAIL-BEYOND-THE-CAP"
+    fix = git_repo.commit("Fix modules", body, files=files)
+    task = Task(
+        id="t",
+        base=base,
+        fix=fix,
+        subject="Fix modules",
+        body=body,
+        prompt="Fix the following bug:\n\nFix modules",
+        testFiles=["tests/test_m.py"],
+        promptQuality="rich",
+        minedAt="2024-01-01T00:00:00+00:00",
+    )
+
+    source = rewrite_request.gather_source(Repository(git_repo.root), task)
+    request = rewrite_request.build_request(source)
+
+    assert [item.path for item in source.diffs.kept] == [f"m{i:03}.py" for i in range(200)]
+    assert list(source.diffs.left_out) == ["m200.py", "m201.py", "m202.py"]
+    message = block(request.user, "commit-message", request.nonce)
+    assert message == "a" * rewrite_request.MESSAGE_BUDGET_CHARS
+    assert "TAIL-BEYOND-THE-CAP" not in request.user
+    assert "The commit message was cut to its first 10,000 characters." in request.user
+    assert block(request.user, "source-diff", request.nonce).endswith(
+        "[left out for size: m200.py, m201.py, m202.py]"
+    )
+
+
 def test_bad_tuning_variables_are_errors() -> None:
     with pytest.raises(ConfigError, match="GITGAUGE_REWRITE_TIMEOUT"):
         rewrite_backends.choose_backend(
@@ -379,6 +413,8 @@ def test_mine_with_the_server_down_keeps_original_prompts_with_one_warning_each(
         ("empty", "0", "answer was empty"),
         ("malformed", "0", "malformed answer"),
         ("echo", "0", "answered with the original prompt"),
+        ("cut", "0", "the answer was cut off at 1024 tokens"),
+        ("delimiter", "0", "the answer repeats the request's delimiters"),
     ],
 )
 def test_failed_rewrites_keep_the_original_and_warn_once_per_task(
@@ -394,6 +430,10 @@ def test_failed_rewrites_keep_the_original_and_warn_once_per_task(
         fake_api.empty()
     elif failure == "malformed":
         fake_api.malformed()
+    elif failure == "cut":
+        fake_api.cut_off()
+    elif failure == "delimiter":  # an answer that repeats the random code of the delimiters
+        fake_api.answer(lambda r: f"Fix it. </untrusted-commit-message-{nonce_of(r.text)}>")
     else:  # the commit message back, as it was sent
         fake_api.answer(
             lambda r: (
@@ -497,7 +537,10 @@ def test_claude_cli_backend_gets_the_request_on_stdin(mined_repo: GitRepo, tmp_p
         ]
         assert not any("calc" in arg or "mean" in arg.lower() for arg in argv)
         assert "IGNORE PREVIOUS" not in " ".join(argv)
-        assert record["cwd"] != str(repo.root)  # no CLAUDE.md of the repository steers it
+        # No tools, no MCP servers, and an empty working directory: no CLAUDE.md steers it.
+        assert argv[6] == "" and "--strict-mcp-config" in argv
+        assert record["cwd"] != str(repo.root)
+        assert record["cwdEntries"] == []
     stdin = next(r["stdin"] for r in records if MEAN_SUBJECT in r["stdin"])
     nonce = nonce_of(stdin)
     assert block(stdin, "commit-message", nonce) == HOSTILE_BODY

@@ -1,5 +1,5 @@
-"""`gitgauge run` under faults: interrupt and resume, retried errors, parallel pairs, agents that
-try to read the fix or leave their workspace, and the environment agents get."""
+"""`gitgauge run` under faults: interrupt and resume (also with --repeat), retried errors, parallel
+pairs, agents that try to read the fix or leave their workspace, and the environment agents get."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ from test_run import (  # noqa: F401 - fixtures are used by name
     private_tmp,
     write_gitgauge_yaml,
 )
+
+from gitgauge.core.paths import is_test_file
 
 # Sleeps until a flag file exists, then changes nothing: an agent to interrupt.
 SLEEPY = 'while [ ! -e "{flag}" ]; do sleep 0.1; done'
@@ -230,3 +232,94 @@ def test_agents_get_a_clean_environment(demo: GitRepo, tmp_path: Path) -> None:
     assert agent_env["OLDPWD"] is None
     assert agent_env["PWD"] == agent_env["cwd"] != str(demo.root)
     assert agent_env["HOME"] == os.environ["HOME"]
+
+
+# -- run --repeat N end to end: attempt files, fresh workspaces, PASS@N/PASS^N, --resume --------
+# Counts its attempts per task outside the workspace; applies the real fix on the first attempt
+# only. A marker left in the workspace by an earlier attempt would make it fail loudly.
+COIN = (
+    '[ -e .attempt-marker ] && { echo "workspace reused" >&2; exit 3; }; touch .attempt-marker; '
+    'n=$(cat "$COUNTS/$GITGAUGE_TASK_ID" 2>/dev/null || echo 0); n=$((n+1)); '
+    'echo $n > "$COUNTS/$GITGAUGE_TASK_ID"; echo "$GITGAUGE_TASK_ID $n" >> "$COUNTS/log"; '
+    '[ "$n" = 1 ] && cp -R "$FIXES/$GITGAUGE_TASK_ID/." .; true'
+)
+
+
+def _export_fixes(repo: GitRepo, folder: Path) -> list[str]:
+    """The non-test files of each task's fix, as they are at the fix (the gold patch, by hand)."""
+    ids = []
+    for path in sorted((repo.root / ".gitgauge" / "tasks").glob("*.yaml")):
+        task = yaml.safe_load(path.read_text(encoding="utf-8"))
+        ids.append(task["id"])
+        changed = repo.git("diff", "--name-only", task["base"], task["fix"]).split()
+        for name in changed:
+            if is_test_file(name):
+                continue
+            target = folder / task["id"] / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(
+                subprocess.run(
+                    ["git", "show", f"{task['fix']}:{name}"],
+                    cwd=repo.root, capture_output=True, check=True,
+                ).stdout
+            )  # fmt: skip
+    return ids
+
+
+def _rows(repo: GitRepo) -> dict[str, dict[str, object]]:
+    report = run_gitgauge("report", "--format", "json", cwd=repo.root)
+    assert report.returncode == 0, report.stderr
+    return {str(row["config"]): row for row in json.loads(report.stdout)}
+
+
+def test_repeat_resume_and_pass_at_n(demo: GitRepo, tmp_path: Path) -> None:
+    counts, fixes = tmp_path / "counts", tmp_path / "fixes"
+    counts.mkdir()
+    task_ids = _export_fixes(demo, fixes)
+    assert len(task_ids) == 3
+    folder = tmp_path / "configs"
+    coin = agent_config(folder, "coin", adapter="script", command=COIN)
+    env = {**os.environ, "COUNTS": str(counts), "FIXES": str(fixes)}
+
+    ran = run_gitgauge("run", "--repeat", "2", *configs_args(coin), cwd=demo.root, env=env)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+
+    (run_dir,) = (demo.root / ".gitgauge" / "runs").iterdir()
+    for config in ("coin",):
+        names = sorted(p.name for p in (run_dir / "results" / config).iterdir())
+        assert names == sorted(
+            [f"{task}.json" for task in task_ids] + [f"{task}.attempt-2.json" for task in task_ids]
+        )
+        for task in task_ids:
+            second = json.loads(
+                (run_dir / "results" / config / f"{task}.attempt-2.json").read_text()
+            )
+            assert (second["attempt"], second["task"]) == (2, task)
+            assert (run_dir / "logs" / config / task / "attempt-2").is_dir()
+    statuses = {
+        (p.parent.name, p.name): json.loads(p.read_text())["status"]
+        for p in (run_dir / "results").glob("*/*.json")
+    }
+    coin_first = {s for (c, n), s in statuses.items() if c == "coin" and "attempt" not in n}
+    coin_second = {s for (c, n), s in statuses.items() if c == "coin" and "attempt-2" in n}
+    # No "workspace reused" error: each attempt had a fresh workspace.
+    assert (coin_first, coin_second) == ({"resolved"}, {"unresolved"})
+
+    rows = _rows(demo)
+    assert (rows["coin"]["k"], rows["coin"]["passAtK"], rows["coin"]["passHatK"]) == (2, 1.0, 0.0)
+    assert rows["coin"]["resolveRate"] == 0.5
+    assert (rows["coin"]["resolved"], rows["coin"]["attempts"]) == (3, 6)
+    table = run_gitgauge("report", cwd=demo.root).stdout
+    assert "PASS@2" in table and "PASS^2" in table
+
+    # Lose one attempt (as a crash would): --resume runs exactly that attempt, as attempt 2.
+    lost = run_dir / "results" / "coin" / f"{task_ids[0]}.attempt-2.json"
+    lost.unlink()
+    log_before = (counts / "log").read_text().splitlines()
+    resumed = run_gitgauge("run", "--resume", cwd=demo.root, env=env)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert (counts / "log").read_text().splitlines() == [*log_before, f"{task_ids[0]} 3"]
+    again = json.loads(lost.read_text())
+    assert (again["attempt"], again["status"]) == (2, "unresolved")
+    assert len(list((demo.root / ".gitgauge" / "runs").iterdir())) == 1
+    assert _rows(demo)["coin"]["passHatK"] == 0.0

@@ -17,10 +17,13 @@ from gitgauge.core.records import Task
 from gitgauge.core.store import Store
 from gitgauge.core.worktree import remove_stale
 from gitgauge.init import init as init_repository
+from gitgauge.mining.classify import SUBJECT_RULES
+from gitgauge.mining.explain import explain as explain_commit
 from gitgauge.mining.mine import MineEvents, MineSummary
 from gitgauge.mining.mine import mine as mine_history
 from gitgauge.mining.rewrite import DEFAULT_MODEL as DEFAULT_REWRITE_MODEL
 from gitgauge.mining.rewrite import Rewriter, RewriteTotals, rewrite_tasks
+from gitgauge.mining.rules import PATH_DROPS, RuleCounts
 from gitgauge.mining.verify import REJECT_REASONS, Verdict
 
 REWRITE_MODEL_OPTION = typer.Option(
@@ -73,13 +76,26 @@ def mine(
         ),
     ] = False,
     rewrite_model: Annotated[str | None, REWRITE_MODEL_OPTION] = None,
+    explain: Annotated[
+        str | None,
+        typer.Option(
+            "--explain",
+            metavar="SHA",
+            help="Print why one commit is (not) a candidate, and its remembered verdict; "
+            "verify nothing.",
+        ),
+    ] = None,
 ) -> None:
     """Find bug-fix commits, prove each fails before and passes after, save them as tasks."""
 
-    def action() -> MineSummary:
+    def action() -> MineSummary | None:
         repo = Repository(Path.cwd())
         config = load_repo_config(repo.root)
         store = Store(repo.root)
+        if explain is not None:
+            for line in explain_commit(repo, config, store, explain, last=last, warn=warn).lines():
+                say(line)
+            return None
         job_count = parse_jobs(jobs)
         if rewrite_model is not None and not rewrite_prompts:
             raise UsageError("--rewrite-model only applies with --rewrite-prompts")
@@ -191,12 +207,30 @@ class MineProgress(StatusLine):
         say(f"skipped   {commit.sha[:8]} {commit.subject}  [{why}]")
 
 
+def _print_rule_counts(counts: RuleCounts) -> None:
+    """Each rule that took or dropped a commit, so a missing commit has a named reason."""
+    subject_rules = [label for label in SUBJECT_RULES.values() if label in counts.taken]
+    subject_rules += [label for label in SUBJECT_RULES.values() if label in counts.dropped]
+    if not subject_rules:
+        return
+    say("  by subject rule (taken / dropped):")
+    for label in dict.fromkeys(subject_rules):
+        say(f"    {label + ':':<26}{counts.taken[label]} / {counts.dropped[label]}")
+    drops = [rule for rule in PATH_DROPS if counts.dropped[rule]]
+    if drops:
+        say("  then dropped by file rule:")
+        for rule in drops:
+            say(f"    {rule + ':':<26}{counts.dropped[rule]}")
+    say("  (`gitgauge mine --explain SHA` shows the decision for one commit)")
+
+
 def print_mine_summary(summary: MineSummary, store: Store) -> None:
     rejected = sum(summary.rejected.values())
     say("")
     say(f"commits scanned:   {summary.scanned}")
     if summary.merges or summary.roots:
         say(f"  not considered:  {summary.merges} merge commit(s), {summary.roots} root commit(s)")
+    _print_rule_counts(summary.rules)
     say(f"candidates:        {summary.candidates}")
     if summary.already_mined:
         say(f"  already mined:   {summary.already_mined}")

@@ -254,6 +254,10 @@ class Repository:
             raise GitError(f"git {' '.join(args)} failed: {detail}")
         return result.stdout_tail
 
+    def is_tracked(self, path: str) -> bool:
+        """Whether git tracks `path` (a file, or a directory with tracked files) in the index."""
+        return bool(self.git("ls-files", "-z", "--", f":(top){path}" if path else ":(top)."))
+
     def checkout_state(self) -> str:
         """A digest of what an agent must never change in the user's checkout: HEAD, branches,
         tags, stash, index, and the working tree (tracked changes and untracked files)."""

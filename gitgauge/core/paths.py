@@ -8,13 +8,36 @@ documented in the README ("How mining works", "Protected files") with a test and
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Sequence
 from pathlib import PurePosixPath
 
-TEST_DIR_SEGMENTS = frozenset({"test", "tests", "__tests__", "spec", "specs"})
+TEST_DIR_SEGMENTS = frozenset(
+    {"test", "tests", "__tests__", "spec", "specs", "testdata", "__snapshots__"}
+)
+"""Directory names (any depth, any case): Go's `testdata/` fixtures and Jest/Vitest/syrupy
+`__snapshots__/` are tests too, laid over with the fix and protected from the agent."""
+ROOT_TEST_DIRS = frozenset({"t"})
+"""Directory names that mark tests only at the repository root (Perl's `t/`)."""
 TEST_NAME_PATTERNS = (
     "test_*.py",
     "*_test.py",
+    "test.py",  # a root test module, and Django's app/tests.py
+    "tests.py",
     "*_test.go",
+    "*_test.rb",  # minitest, wherever it lives (lib/foo_test.rb)
+    "*_test.exs",  # Elixir, also outside test/
+    "*Test.php",  # PHPUnit, also under src/
+    "*Tests.php",
+    "*Test.cs",  # .NET
+    "*Tests.cs",
+    "*_test.c",
+    "*_test.cc",  # C and C++ (GoogleTest, Chromium)
+    "*_test.cpp",
+    "*_unittest.cc",
+    "*_unittest.cpp",
+    "*.cy.*",  # Cypress
+    "*.t",  # Perl
+    "*.snap",  # Jest/Vitest/insta snapshots
     "*.test.*",
     "*.spec.*",
     "*Test.java",
@@ -52,16 +75,31 @@ TEST_INFRA_PATTERNS = (
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx"})
 
 
-def _matches_any(name: str, patterns: tuple[str, ...]) -> bool:
+def _matches_any(name: str, patterns: Sequence[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
 
 
-def is_test_file(path: str) -> bool:
-    """Test files by directory segment or file name (see README, "How mining works")."""
+def matches_pattern(path: str, pattern: str) -> bool:
+    """A `tests.patterns` glob: with a `/` it matches the whole path (`*` crosses directories,
+    so `qa/*` is everything under `qa/`), without one the file name in any directory."""
+    if "/" in pattern:
+        return fnmatch.fnmatchcase(path, pattern.removeprefix("/"))
+    return fnmatch.fnmatchcase(PurePosixPath(path).name, pattern)
+
+
+def is_test_file(path: str, *, patterns: Sequence[str] = ()) -> bool:
+    """Test files by directory segment or file name (see README, "How mining works"), or by one
+    of the project's own `tests.patterns`."""
     parts = PurePosixPath(path).parts
+    if not parts:
+        return False
     if any(segment.lower() in TEST_DIR_SEGMENTS for segment in parts[:-1]):
         return True
-    return _matches_any(parts[-1], TEST_NAME_PATTERNS) if parts else False
+    if len(parts) > 1 and parts[0] in ROOT_TEST_DIRS:
+        return True
+    if _matches_any(parts[-1], TEST_NAME_PATTERNS):
+        return True
+    return any(matches_pattern(path, pattern) for pattern in patterns)
 
 
 def is_test_infra(path: str) -> bool:
@@ -70,9 +108,9 @@ def is_test_infra(path: str) -> bool:
     return _matches_any(name, TEST_INFRA_PATTERNS)
 
 
-def is_protected(path: str) -> bool:
+def is_protected(path: str, *, patterns: Sequence[str] = ()) -> bool:
     """Paths an agent may not change for scoring: tests and test infrastructure."""
-    return is_test_file(path) or is_test_infra(path)
+    return is_test_file(path, patterns=patterns) or is_test_infra(path)
 
 
 def is_markdown(path: str) -> bool:

@@ -19,6 +19,7 @@ from pydantic import (
     StrictInt,
     StrictStr,
     field_validator,
+    model_validator,
 )
 
 from gitgauge.core.prompt_template import check_template
@@ -41,6 +42,28 @@ class MineSettings(_HumanRecord):
     """How many recent commits of HEAD `gitgauge mine` scans."""
     reruns: StrictInt = Field(default=1, ge=0)
     """How many times each decisive suite run is repeated to spot flaky tests (0: never)."""
+    fixTypes: list[StrictStr] = Field(default_factory=list)
+    """Extra commit-subject types (`type: ...`) that mark a bug fix, beside fix/bugfix/hotfix."""
+    nonFixTypes: list[StrictStr] = Field(default_factory=list)
+    """Extra commit-subject types that mark anything but a bug fix (house conventions)."""
+
+    @field_validator("fixTypes", "nonFixTypes")
+    @classmethod
+    def _type_names(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", name):
+                raise ValueError(f"{name!r} is not a commit type (letters, digits, - and _)")
+        return names
+
+    @model_validator(mode="after")
+    def _disjoint(self) -> MineSettings:
+        both = {t.lower() for t in self.fixTypes} & {t.lower() for t in self.nonFixTypes}
+        if both:
+            raise ValueError(
+                f"{', '.join(sorted(both))} is both in fixTypes and nonFixTypes; keep one"
+            )
+        return self
+
 
 
 class Timeouts(_HumanRecord):
@@ -90,6 +113,16 @@ class TestsSettings(_HumanRecord):
                     "(like target/surefire-reports/*.xml)"
                 )
         return pattern
+
+    patterns: list[StrictStr] = Field(default_factory=list)
+    """Extra globs for the project's test files (`*` crosses `/` in a pattern with a `/`)."""
+
+    @field_validator("patterns")
+    @classmethod
+    def _not_empty(cls, patterns: list[str]) -> list[str]:
+        if any(not pattern.strip() for pattern in patterns):
+            raise ValueError("a pattern must not be empty")
+        return patterns
 
 
 class RunSettings(_HumanRecord):

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from gitgauge.core import links
 from gitgauge.core.git import Repository, WorktreeHost, fingerprint
 from gitgauge.core.interrupt import deferred
 
@@ -170,7 +171,9 @@ def link_directories(
             warn(f"worktree.link: {name} is part of the checked-out commit; not linked")
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.symlink_to(source, target_is_directory=source.is_dir())
+        # Entries leading back into the checkout (workspace packages) lead into this worktree.
+        if not links.link_into(source_root, target_root, name):
+            target.symlink_to(source, target_is_directory=source.is_dir())
         linked.append(name)
     return linked
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+from gitgauge.core import links
 from gitgauge.core.errors import ConfigError, GitError, UsageError
 from gitgauge.core.git import Commit, Repository
 from gitgauge.core.parallel import in_order
@@ -19,7 +20,8 @@ from gitgauge.core.records import PromptQuality, RepoConfig, Task
 from gitgauge.core.store import Store, atomic_write_json
 from gitgauge.core.suite import stop_early_warning
 from gitgauge.core.worktree import Warn, warn_once
-from gitgauge.mining import classify
+from gitgauge.mining import classify, rules
+from gitgauge.mining.rules import RuleCounts
 from gitgauge.mining.verify import Verdict, verify
 
 # Stop early when the test command cannot even start this many times in a row with no success:
@@ -44,6 +46,8 @@ class MineSummary:
     """Candidates rejected (or verified and since deleted) by an earlier mine with the same
     commands; `--force` judges them again."""
     skipped_title_only: int = 0
+    rules: RuleCounts = field(default_factory=RuleCounts)
+    """How many commits each subject and file rule took and dropped."""
     rejected: Counter[str] = field(default_factory=Counter)
     tasks: list[Task] = field(default_factory=list)
 
@@ -67,9 +71,12 @@ class Candidate:
     quality: PromptQuality
 
 
-def find_candidates(repo: Repository, *, last: int, summary: MineSummary) -> Iterator[Candidate]:
+def find_candidates(
+    repo: Repository, config: RepoConfig, *, last: int, summary: MineSummary
+) -> Iterator[Candidate]:
     """Classify the last `last` commits of HEAD in one streamed `git log`; count as it goes."""
     shallow = repo.shallow_boundary()
+    types = rules.subject_types(config)
     for commit in repo.log("HEAD", max_count=last):
         summary.scanned += 1
         if len(commit.parents) > 1:
@@ -79,17 +86,18 @@ def find_candidates(repo: Repository, *, last: int, summary: MineSummary) -> Ite
         if not commit.parents and commit.sha not in shallow:
             summary.roots += 1
             continue
-        if not classify.classify_subject(commit.subject).candidate:
-            continue
-        if not classify.touches_tests_and_source(commit.paths):
+        decision = rules.decide(commit, config, types=types)
+        summary.rules.count(decision)
+        if not decision.candidate:
             continue
         summary.candidates += 1
         yield Candidate(commit, classify.prompt_quality(commit.body))
 
 
 def judgement_key(sha: str, config: RepoConfig) -> str:
-    """A verdict holds for one commit under one testCommand/setupCommand/link set and timeouts
-    (a "timed out" rejection must not outlive a raised timeout)."""
+    """A verdict holds for one commit under one testCommand/setupCommand/link set, timeouts
+    (a "timed out" rejection must not outlive a raised timeout) and `tests.patterns` (which
+    decide the test files laid over)."""
     commands = json.dumps(
         [
             config.testCommand,
@@ -99,6 +107,8 @@ def judgement_key(sha: str, config: RepoConfig) -> str:
             config.timeouts.setup,
             config.mine.reruns,
             config.tests.junit,
+            # Only when set, so the keys of projects without patterns stay what they were.
+            *([config.tests.patterns] if config.tests.patterns else []),
         ]
     )
     return f"{sha}-{hashlib.sha256(commands.encode()).hexdigest()[:12]}"
@@ -139,6 +149,7 @@ def mine(
         raise UsageError(f"--jobs must be a positive number, got {jobs}")
     if repo.head_sha() is None:
         raise GitError(f"{repo.root} has no commits yet: there is no history to mine")
+    links.announce(repo.root, config.worktree.link, tracked=repo.is_tracked, warn=warn)
 
     stops_early = stop_early_warning(config.testCommand)
     if stops_early:
@@ -147,7 +158,7 @@ def mine(
     mined = store.mined_fix_shas(warn=warn)
     # Candidates are few compared with commits: holding them keeps memory bounded by candidates.
     to_verify: list[Candidate] = []
-    for candidate in find_candidates(repo, last=count, summary=summary):
+    for candidate in find_candidates(repo, config, last=count, summary=summary):
         sha = candidate.commit.sha
         earlier = None if force else store.load_judgement(judgement_key(sha, config))
         if sha in mined:

@@ -12,13 +12,13 @@ is checked out in place, so git touches only the files the fix changed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
-from gitgauge.core import process
+from gitgauge.core import links, process
 from gitgauge.core.errors import GitError
 from gitgauge.core.git import Commit, Repository
 from gitgauge.core.junit import TestReport
@@ -58,9 +58,9 @@ class Verdict:
     """Why, in a few words plus the tail of the relevant output."""
 
 
-def test_files_of(commit: Commit) -> list[str]:
+def test_files_of(commit: Commit, *, patterns: Sequence[str] = ()) -> list[str]:
     """The fix's test paths: added, modified, deleted, and both sides of renames."""
-    return [path for path in commit.paths if is_test_file(path)]
+    return [path for path in commit.paths if is_test_file(path, patterns=patterns)]
 
 
 def verify(
@@ -76,8 +76,8 @@ def verify(
             commit, None, "no parent commit available", "the parent is not in this clone"
         )
     base = commit.parents[0]
-    test_files = test_files_of(commit)
-    commands = _Commands(config, extra_env, warn)
+    test_files = test_files_of(commit, patterns=config.tests.patterns)
+    commands = _Commands(config, extra_env, warn, source_root=repo.root)
 
     with checkout(repo, commit.sha, link=config.worktree.link, warn=warn) as worktree:
         outcome = _at_fix(commit, commands, worktree)
@@ -245,13 +245,23 @@ def _switch(repo: Repository, worktree: Path, commit: str, *, link: list[str], w
 
 
 class _Commands:
-    def __init__(self, config: RepoConfig, extra_env: Mapping[str, str] | None, warn: Warn) -> None:
+    def __init__(
+        self,
+        config: RepoConfig,
+        extra_env: Mapping[str, str] | None,
+        warn: Warn,
+        *,
+        source_root: Path,
+    ) -> None:
         self.config = config
         self.extra_env = dict(extra_env or {})
         self.warn = warn
+        self.source_root = source_root
 
     def _env(self, worktree: Path) -> dict[str, str]:
-        return process.clean_env(cwd=worktree, extra=self.extra_env)
+        # Linked editable installs import from the checkout: make them import the worktree.
+        redirect = links.worktree_env(self.source_root, self.config.worktree.link, worktree)
+        return process.clean_env(cwd=worktree, extra={**self.extra_env, **redirect})
 
     def setup(self, commit: Commit, worktree: Path, *, where: str = "at the fix") -> Verdict | None:
         if not self.config.setupCommand:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gitgauge import __version__
-from gitgauge.core import fingerprint, process
+from gitgauge.core import fingerprint, links, process
 from gitgauge.core.config import load_agent_config
 from gitgauge.core.errors import ConfigError, GitGaugeError, TaskError, UsageError
 from gitgauge.core.git import Repository
@@ -253,6 +253,7 @@ def execute(
             for planned in plan.configs
         }
         manifest = manifest.model_copy(update={"harness": recorded})
+    links.announce(repo.root, repo_config.worktree.link, tracked=repo.is_tracked, warn=warn)
     store.save_manifest(manifest)
     run_id = manifest.runId
     stops_early = stop_early_warning(repo_config.testCommand)
@@ -394,7 +395,9 @@ class _Pair:
         """Fill `fields` of the result step by step, so an error keeps what was measured."""
         link = self.config.worktree.link
         with prepared.workspace() as workspace:
-            env = process.clean_env(cwd=workspace, extra={"GITGAUGE_JOB": str(slot)})
+            # Linked editable installs import from the checkout: make them import the workspace.
+            redirect = links.worktree_env(self.repo.root, link, workspace)
+            env = process.clean_env(cwd=workspace, extra={"GITGAUGE_JOB": str(slot), **redirect})
             setup_error = self._setup(workspace, env, log_dir)
             if setup_error is not None:
                 fields.update(status="error", errorKind="setup", errorMessage=setup_error)
@@ -428,7 +431,9 @@ class _Pair:
             if not outcome.ok:
                 return
             try:
-                protection = protect(self.repo, workspace, task.base, link=link)
+                protection = protect(
+                    self.repo, workspace, task.base, link=link, patterns=self.config.tests.patterns
+                )
                 fields.update(reverted=protection.reverted, deleted=protection.deleted)
                 verdict = grade(self.repo, task, workspace, self.config, env=env, log_dir=log_dir)
             except OSError as error:

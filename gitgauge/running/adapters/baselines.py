@@ -23,7 +23,10 @@ class GoldAdapter(Adapter):
         paths: list[str] = []
         for change in changes:
             for path in (change.old_path, change.path):
-                if path is not None and not is_test_file(path) and path not in paths:
+                if path is None or path in paths:
+                    continue
+                # The task's own test files too: a project's `tests.patterns` made them tests.
+                if path not in task.testFiles and not is_test_file(path):
                     paths.append(path)
         lay_files(context.repo, task.fix, paths, context.workspace)
         return AdapterOutcome(seconds=time.monotonic() - started)

@@ -49,7 +49,17 @@ def exclude_pathspecs(link: Sequence[str]) -> list[str]:
 
 def stage_all(repo: Repository, workspace: Path, *, link: Sequence[str]) -> None:
     """Stage every change in the workspace (new files too), except linked paths."""
-    repo.git("add", "--all", "--", *exclude_pathspecs(link), cwd=workspace)
+    # `git add` fails when a pathspec, even an exclusion, names a path .gitignore ignores
+    # (`.venv` ignored without a trailing slash, a linked `node_modules` directory): leave out
+    # the links git ignores anyway.
+    ignored = repo.git(
+        "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", "--",
+        *(f":(literal){name}" for name in link),
+        cwd=workspace,
+    ) if link else ""  # fmt: skip
+    skipped = {name.rstrip("/") for name in ignored.split("\0") if name}
+    kept = [name for name in link if name.rstrip("/") not in skipped]
+    repo.git("add", "--all", "--", *exclude_pathspecs(kept), cwd=workspace)
 
 
 def diff_stat(repo: Repository, workspace: Path, base: str, *, link: Sequence[str]) -> DiffStat:

@@ -36,7 +36,14 @@ class _Change:
     path: str
 
 
-def protect(repo: Repository, workspace: Path, base: str, *, link: Sequence[str]) -> Protection:
+def protect(
+    repo: Repository,
+    workspace: Path,
+    base: str,
+    *,
+    link: Sequence[str],
+    patterns: Sequence[str] = (),
+) -> Protection:
     """Revert / delete protected changes in a workspace whose changes are staged
     (`diffstat.stage_all`), and say which paths were touched."""
     reverted: list[str] = []
@@ -47,7 +54,7 @@ def protect(repo: Repository, workspace: Path, base: str, *, link: Sequence[str]
         if change.status == "A":
             if is_test_infra(change.path):
                 deleted.append(change.path)
-        elif is_protected(change.path):
+        elif is_protected(change.path, patterns=patterns):
             reverted.append(change.path)
     ensure_inside(workspace, [*reverted, *deleted])
     # At base a reverted path has its old content and a deleted one does not exist: one call
