@@ -17,7 +17,7 @@ from gitgauge.core.git import Repository
 from gitgauge.core.store import Store
 from gitgauge.init import init as init_repository
 from gitgauge.mining.mine import mine as mine_history
-from gitgauge.running.run import plan_run
+from gitgauge.running.run import plan_run, plan_sandbox
 
 
 def demo(
@@ -65,7 +65,8 @@ def demo(
         say("$ gitgauge run " + " ".join(f"-c {p.relative_to(repo.root)}" for p in config_files))
         store = Store(repo.root)
         plan = plan_run(repo, store, config_files, task_id=None, warn=warn)
-        run_and_report(repo, config, store, plan, jobs=1, repeat=1, resume=None)
+        box = plan_sandbox(repo, config, plan, mode=config.run.sandbox, warn=warn)
+        run_and_report(repo, config, store, plan, jobs=1, repeat=1, resume=None, sandbox=box)
         say("gold applies each real fix and should resolve every task; noop changes nothing")
         say(f"and should resolve none. Try `gitgauge report` in {repo.root}.")
 

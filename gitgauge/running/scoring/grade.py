@@ -8,7 +8,7 @@ tell a regression from a suite that was already broken.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,19 +38,29 @@ def grade(
     *,
     env: Mapping[str, str],
     log_dir: Path,
+    sandbox: Sequence[str] = (),
 ) -> Grade:
+    """`sandbox`: the argv prefix the test commands run under (the agent's code runs in them)."""
     ensure_inside(workspace, task.testFiles)
     lay_files(repo, task.fix, task.testFiles, workspace)
-    test = _run_tests(config, workspace, env=env, log_dir=log_dir, name="test")
+    test = _run_tests(config, workspace, env=env, log_dir=log_dir, name="test", sandbox=sandbox)
     if task.baseSuitePasses is not True:
         return Grade(resolved=test.ok, regressed=None, test=test, base_test=None)
     lay_files(repo, task.base, task.testFiles, workspace)
-    base_test = _run_tests(config, workspace, env=env, log_dir=log_dir, name="base-test")
+    base_test = _run_tests(
+        config, workspace, env=env, log_dir=log_dir, name="base-test", sandbox=sandbox
+    )
     return Grade(resolved=test.ok, regressed=not base_test.ok, test=test, base_test=base_test)
 
 
 def _run_tests(
-    config: RepoConfig, workspace: Path, *, env: Mapping[str, str], log_dir: Path, name: str
+    config: RepoConfig,
+    workspace: Path,
+    *,
+    env: Mapping[str, str],
+    log_dir: Path,
+    name: str,
+    sandbox: Sequence[str],
 ) -> process.CommandResult:
     return process.run(
         config.testCommand,
@@ -59,4 +69,5 @@ def _run_tests(
         env=env,
         stdout_path=log_dir / f"{name}.stdout",
         stderr_path=log_dir / f"{name}.stderr",
+        wrapper=sandbox,
     )
