@@ -144,8 +144,8 @@ def verification_commits(
         )
 
 
-def write_repo_config(root: Path, *, history: str = "isolated") -> None:
-    text = f"testCommand: '{TEST_COMMAND}'\n"
-    if history != "isolated":
-        text += f"run:\n  history: {history}\n"
+def write_repo_config(root: Path, *, history: str = "isolated", sandbox: str = "none") -> None:
+    # No sandbox unless asked: the test command appends to $BENCH_TEST_LOG, outside the
+    # workspace, which a sandboxed test cannot write (row 4d measures the sandbox by wall time).
+    text = f"testCommand: '{TEST_COMMAND}'\nrun:\n  history: {history}\n  sandbox: {sandbox}\n"
     (root / "gitgauge.yaml").write_text(text, encoding="utf-8")

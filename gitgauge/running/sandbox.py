@@ -39,6 +39,7 @@ BWRAP_ENV = "GITGAUGE_BWRAP"
 """Overrides the `bwrap` binary (a path, or a name looked up on PATH)."""
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 SYSTEM_DIRS_OPTIONAL = ("/nix", "/snap")
+PSEUDO_FILE_SYSTEMS = (Path("/proc"), Path("/sys"), Path("/dev"))
 CLAUDE_HOME_WRITABLE = (".claude/", ".claude.json")
 """What the claude CLI writes in $HOME: its settings, sessions and its state file."""
 USERNS_SYSCTLS = (
@@ -118,6 +119,7 @@ class Sandbox:
             path = Path(name)
             if path.is_symlink():  # /bin -> usr/bin on merged-/usr systems: keep it a link
                 args.extend(["--symlink", os.readlink(path), name])
+                bound.append(path)
             elif path.is_dir():
                 ro(path)
         resolv = Path("/etc/resolv.conf")
@@ -243,8 +245,8 @@ def command_paths(command: str | None) -> tuple[list[Path], list[Path]]:
     executables: list[Path] = []
     files: list[Path] = []
     for word in words:
-        if not word.startswith("/"):
-            continue
+        if not word.startswith("/") or _under(Path(word), PSEUDO_FILE_SYSTEMS):
+            continue  # the sandbox has its own /proc and /dev: never the host's
         path = Path(word)
         if path.is_file() and os.access(path, os.X_OK):
             executables.append(path)
