@@ -128,13 +128,33 @@ DEMO_CONFIGS_DIR = pathlib.Path(".gitgauge") / "demo-configs"
 """Where the demo writes its agent configs: under `.gitgauge/`, which git ignores."""
 
 
-def write_demo_agent_configs(repo_root: pathlib.Path) -> list[pathlib.Path]:
-    """The two baseline agent configs the demo runs: `gold` (resolves all) and `noop` (none)."""
+DEMO_AGENT = "agent"
+"""The bundled offline agent without a CLAUDE.md."""
+DEMO_AGENT_WITH_NOTES = "agent-with-claude-md"
+"""The same agent with the bundled CLAUDE.md overlaid by its config's `files:` key."""
+
+
+def write_demo_agent_configs(repo_root: pathlib.Path, *, python: str) -> list[pathlib.Path]:
+    """The agent configs the demo runs: the baselines `gold` (resolves all) and `noop` (none),
+    then the bundled offline agent (``demo_sample/agent.py``) without and with a CLAUDE.md that
+    tells it how to fix each bug: the same agent, two harnesses."""
     folder = repo_root / DEMO_CONFIGS_DIR
     folder.mkdir(parents=True, exist_ok=True)
+    sample = importlib.resources.files("gitgauge") / "demo_sample"
+    (folder / "CLAUDE.md").write_bytes((sample / "CLAUDE.md").read_bytes())
+    command = f"{shlex.quote(python)} {shlex.quote(str(sample / 'agent.py'))}"
+    configs = {
+        "gold": "adapter: gold\n",
+        "noop": "adapter: noop\n",
+        DEMO_AGENT: f"adapter: script\ncommand: {json.dumps(command)}\n",
+        DEMO_AGENT_WITH_NOTES: (
+            f"adapter: script\ncommand: {json.dumps(command)}\n"
+            "files:\n  CLAUDE.md: CLAUDE.md  # workspace path: file beside this config\n"
+        ),
+    }
     paths = []
-    for name in ("gold", "noop"):
+    for name, body in configs.items():
         path = folder / f"{name}.yaml"
-        path.write_text(f"# Written by `gitgauge demo`.\nname: {name}\nadapter: {name}\n", "utf-8")
+        path.write_text(f"# Written by `gitgauge demo`.\nname: {name}\n{body}", "utf-8")
         paths.append(path)
     return paths

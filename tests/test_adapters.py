@@ -15,6 +15,7 @@ from gitgauge.core.errors import ConfigError
 from gitgauge.core.git import Repository
 from gitgauge.core.records import AgentConfig, Task
 from gitgauge.running.adapters.base import AdapterContext, adapter_names, create
+from gitgauge.running.harness import prepare
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -131,6 +132,8 @@ def test_missing_agent_config_file(tmp_path: Path) -> None:
         ("noop.yaml", "noop"),
         ("claude-sonnet.yaml", "claude-code"),
         ("my-script.yaml", "script"),
+        ("harness/current.yaml", "claude-code"),
+        ("harness/with-claude-md.yaml", "claude-code"),
     ],
 )
 def test_readme_examples_are_valid_configs(example: str, adapter: str) -> None:
@@ -138,6 +141,9 @@ def test_readme_examples_are_valid_configs(example: str, adapter: str) -> None:
 
     assert config.adapter == adapter
     assert create(config, source=example).name == adapter
+    # The worked pair's files and configDir exist where the YAML says (relative to it).
+    harness = prepare(config, source=str(EXAMPLES / example), environ={})
+    assert all(path is None or path.exists() for path in harness.sources.files.values())
 
 
 # -- script --------------------------------------------------------------------------------------

@@ -17,6 +17,8 @@ from gitgauge.core.git import Repository
 from gitgauge.core.store import Store
 from gitgauge.init import init as init_repository
 from gitgauge.mining.mine import mine as mine_history
+from gitgauge.reporting.compare import compare as compare_sides
+from gitgauge.reporting.compare import render_text as render_comparison
 from gitgauge.running.run import plan_run, plan_sandbox
 
 
@@ -32,7 +34,13 @@ def demo(
         import importlib.util
         import tempfile
 
-        from gitgauge.demo import build_demo_repo, write_demo_agent_configs, write_demo_config
+        from gitgauge.demo import (
+            DEMO_AGENT,
+            DEMO_AGENT_WITH_NOTES,
+            build_demo_repo,
+            write_demo_agent_configs,
+            write_demo_config,
+        )
 
         if importlib.util.find_spec("pytest") is None:
             raise GitGaugeError(
@@ -60,14 +68,25 @@ def demo(
         )
         progress.clear()
         print_mine_summary(summary, Store(repo.root))
-        config_files = write_demo_agent_configs(repo.root)
+        config_files = write_demo_agent_configs(repo.root, python=sys.executable)
         say("")
         say("$ gitgauge run " + " ".join(f"-c {p.relative_to(repo.root)}" for p in config_files))
         store = Store(repo.root)
         plan = plan_run(repo, store, config_files, task_id=None, warn=warn)
         box = plan_sandbox(repo, config, plan, mode=config.run.sandbox, warn=warn)
-        run_and_report(repo, config, store, plan, jobs=1, repeat=1, resume=None, sandbox=box)
+        # Two at a time: twelve pairs, each waiting on pytest.
+        run_and_report(repo, config, store, plan, jobs=2, repeat=1, resume=None, sandbox=box)
         say("gold applies each real fix and should resolve every task; noop changes nothing")
-        say(f"and should resolve none. Try `gitgauge report` in {repo.root}.")
+        say(f"and should resolve none. {DEMO_AGENT} and {DEMO_AGENT_WITH_NOTES} are one offline")
+        say("agent with two harnesses: the second has a CLAUDE.md (overlaid by `files:`) that")
+        say("tells it how to fix each bug. Did the CLAUDE.md help?")
+        say("")
+        say(f"$ gitgauge compare {DEMO_AGENT} {DEMO_AGENT_WITH_NOTES}")
+        comparison = compare_sides(
+            store.load_runs(warn=warn), DEMO_AGENT, DEMO_AGENT_WITH_NOTES, runs_dir=store.runs_dir
+        )
+        say(render_comparison(comparison))
+        say("")
+        say(f"Try `gitgauge report` in {repo.root}.")
 
     guarded(action)

@@ -104,8 +104,9 @@ def compare(
 
     def action() -> None:
         repo = Repository(Path.cwd())
-        runs = Store(repo.root).load_runs(warn=warn)
-        comparison = compare_sides(runs, side_a, side_b)
+        store = Store(repo.root)
+        runs = store.load_runs(warn=warn)
+        comparison = compare_sides(runs, side_a, side_b, runs_dir=store.runs_dir)
         if output_format is CompareFormat.json:
             say(render_comparison_json(comparison))
         else:

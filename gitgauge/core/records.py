@@ -7,6 +7,7 @@ written by humans (`gitgauge.yaml`, agent configs) forbid unknown keys so a typo
 
 from __future__ import annotations
 
+import re
 from pathlib import PurePosixPath
 from typing import Literal
 
@@ -19,6 +20,10 @@ from pydantic import (
     StrictStr,
     field_validator,
 )
+
+from gitgauge.core.prompt_template import check_template
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 TASK_SCHEMA_VERSION = 1
 RESULT_SCHEMA_VERSION = 1
@@ -113,6 +118,36 @@ class AgentConfig(_HumanRecord):
     """Extra CLI arguments appended to the adapter invocation."""
     command: StrictStr | None = None
     """Shell command for the `script` adapter."""
+    files: dict[StrictStr, StrictStr | None] = Field(default_factory=dict)
+    """Workspace path -> local file or directory (relative to the config file) laid into every
+    workspace before the agent starts; null removes the repository's own file. Put back to the
+    task's base before scoring."""
+    configDir: StrictStr | None = None
+    """Local directory (relative to the config file) used as the agent's user-level configuration
+    (`CLAUDE_CONFIG_DIR`), copied afresh for every pair."""
+    env: dict[StrictStr, StrictStr] = Field(default_factory=dict)
+    """Extra environment variables for the agent; `${NAME}` takes NAME from gitgauge's own
+    environment, `$$` is a literal `$`. Values are never written to run records."""
+    prompt: StrictStr | None = None
+    """Template around the task prompt: `{prompt}` plus `{taskId}`, `{base}`, `{subject}`,
+    `{testFiles}`; `{{`/`}}` for literal braces."""
+
+    @field_validator("prompt")
+    @classmethod
+    def _renderable(cls, template: str | None) -> str | None:
+        if template is not None:
+            check_template(template)
+        return template
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, env: dict[str, str]) -> dict[str, str]:
+        for name in env:
+            if not _ENV_NAME.fullmatch(name):
+                raise ValueError(
+                    f"{name!r} is not an environment variable name (letters, digits, _)"
+                )
+        return env
 
 
 PromptQuality = Literal["rich", "title-only"]
@@ -224,7 +259,7 @@ class RunManifest(BaseModel):
     runId: StrictStr
     gitgaugeVersion: StrictStr
     configs: list[AgentConfig]
-    """The agent configs as given."""
+    """The agent configs as given, `env` values replaced by `***` (names only)."""
     configFiles: list[StrictStr]
     """Paths of the config files, in `-c` order."""
     tasks: list[StrictStr]
@@ -242,3 +277,6 @@ class RunManifest(BaseModel):
     """With a sandbox: whether it shared the network (`run.sandbox_network`)."""
     startedAt: StrictStr
     finishedAt: StrictStr | None = None
+    harness: dict[StrictStr, StrictStr] | None = None
+    """Config name -> fingerprint of its harness (see `harness/<config>/harness.json`); None in
+    runs made before gitgauge recorded harnesses."""

@@ -14,11 +14,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from tabulate import tabulate
 
+from gitgauge.core import fingerprint
 from gitgauge.core.errors import GitGaugeError
+from gitgauge.core.harness_diff import differences as harness_differences
 from gitgauge.core.records import RunManifest, RunResult
 from gitgauge.core.store import StoredRun
 from gitgauge.reporting.intervals import Interval, alpha_of, rate_interval
@@ -95,6 +98,8 @@ class Comparison:
     means: list[MeanDifference]
     verdict: str
     warnings: list[str]
+    harness: str | None = None
+    """What differs between the two sides' harnesses (`same harness`); None: not recorded."""
 
 
 def pick_side(runs: Sequence[StoredRun], spec: str) -> Side:
@@ -144,7 +149,10 @@ def _names(names: Sequence[str]) -> str:
     return shown + (f" and {len(names) - SHOWN_NAMES} more" if len(names) > SHOWN_NAMES else "")
 
 
-def compare(runs: Sequence[StoredRun], spec_a: str, spec_b: str) -> Comparison:
+def compare(
+    runs: Sequence[StoredRun], spec_a: str, spec_b: str, *, runs_dir: Path | None = None
+) -> Comparison:
+    """B against A; with `runs_dir`, also what differs between their recorded harnesses."""
     a, b = pick_side(runs, spec_a), pick_side(runs, spec_b)
     # One config on both sides (two of its runs): the header lines say which run is which.
     name_a, name_b = (
@@ -196,7 +204,16 @@ def compare(runs: Sequence[StoredRun], spec_a: str, spec_b: str) -> Comparison:
         ],
         verdict=verdict_sentence(paired, name_a, name_b, len(tasks)),
         warnings=_warnings(a, b, name_a, name_b, by_task_a, by_task_b, len(tasks)),
+        harness=_harness(runs_dir, a, b) if runs_dir is not None else None,
     )
+
+
+def _harness(runs_dir: Path, a: Side, b: Side) -> str | None:
+    stored_a = fingerprint.load(runs_dir / a.run.run_id, a.config)
+    stored_b = fingerprint.load(runs_dir / b.run.run_id, b.config)
+    if stored_a is None or stored_b is None:
+        return None
+    return harness_differences(stored_a, stored_b)
 
 
 def _warnings(
@@ -305,6 +322,8 @@ def render_text(comparison: Comparison) -> str:
         f"Compared on the {len(c.tasks)} task{'s' if len(c.tasks) != 1 else ''} both ran"
         + (f" ({_attempts_note(c)})." if paired.repeated else ", one attempt each."),
     ]
+    if c.harness is not None:
+        lines.append(f"Harness B vs A: {c.harness}")
     lines += [f"warning: {warning}" for warning in c.warnings]
     side_by_side = [
         ["", c.name_a, c.name_b],
@@ -443,6 +462,7 @@ def render_json(comparison: Comparison) -> str:
         },
         "verdict": c.verdict,
         "warnings": c.warnings,
+        "harness": c.harness,
     }
     return json.dumps(value, indent=2)
 

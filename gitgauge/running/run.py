@@ -9,6 +9,7 @@ an interrupted run keeps every finished pair. An agent's crash or timeout is a r
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -16,11 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from gitgauge import __version__
-from gitgauge.core import process
+from gitgauge.core import fingerprint, process
 from gitgauge.core.config import load_agent_config
 from gitgauge.core.errors import ConfigError, GitGaugeError, TaskError, UsageError
 from gitgauge.core.git import Repository
+from gitgauge.core.harness_diff import changed_parts
 from gitgauge.core.parallel import in_order
+from gitgauge.core.prompt_template import render as render_prompt
 from gitgauge.core.records import AgentConfig, ErrorKind, RepoConfig, RunManifest, RunResult, Task
 from gitgauge.core.store import (
     StorageError,
@@ -30,7 +33,9 @@ from gitgauge.core.store import (
     new_run_id,
 )
 from gitgauge.core.worktree import Warn
+from gitgauge.running import harness as harnesses
 from gitgauge.running.adapters.base import Adapter, AdapterContext, AdapterOutcome, create
+from gitgauge.running.harness import Harness
 from gitgauge.running.sandbox import Sandbox, SandboxMode, prepare
 from gitgauge.running.scoring import diffstat
 from gitgauge.running.scoring.grade import grade
@@ -47,6 +52,15 @@ class PlannedConfig:
     source: str
     """The config file as given on the command line."""
     adapter: Adapter
+    harness: Harness
+    """The config's files, configDir and env, checked."""
+
+
+def _planned(config: AgentConfig, source: str) -> PlannedConfig:
+    adapter = create(config, source=source)
+    return PlannedConfig(
+        config, source, adapter, harnesses.prepare(config, source=source, environ=os.environ)
+    )
 
 
 @dataclass(frozen=True)
@@ -95,7 +109,7 @@ def plan_run(
             )
         sources[config.name] = str(path)
         directories[directory] = config.name
-        configs.append(PlannedConfig(config, str(path), create(config, source=str(path))))
+        configs.append(_planned(config, str(path)))
     for planned in configs:
         planned.adapter.check()
     return RunPlan(configs=configs, tasks=_select_tasks(repo, store, task_id, warn=warn))
@@ -178,12 +192,22 @@ def plan_resume(
     configs: list[PlannedConfig] = []
     for source, recorded in zip(manifest.configFiles, manifest.configs, strict=True):
         current = load_agent_config(Path(source))
-        if current != recorded:
+        planned = _planned(current, source)
+        before = fingerprint.load(store.run_dir(manifest.runId), recorded.name)
+        if before is not None:
+            now, _ = fingerprint.build(current, planned.harness.sources)
+            changed = changed_parts(before, fingerprint.StoredHarness(now, before.folder))
+            if current.name != recorded.name:
+                changed.insert(0, "name")
+        else:  # a run made before harnesses were recorded
+            changed = [] if fingerprint.redacted(current) == recorded else ["the YAML"]
+        if changed:
             raise ConfigError(
-                f"{source}: changed since run {manifest.runId} started; resuming would mix two "
-                "configurations under one name: restore it, or start a new run"
+                f"{source}: changed since run {manifest.runId} started ({', '.join(changed)}); "
+                "resuming would mix two configurations under one name: restore it, or start a "
+                "new run"
             )
-        configs.append(PlannedConfig(current, source, create(current, source=source)))
+        configs.append(planned)
     for planned in configs:
         planned.adapter.check()
     by_id = {task.id: task for task in store.load_tasks(warn=warn)}
@@ -230,7 +254,7 @@ def execute(
         manifest = RunManifest(
             runId=new_run_id(),
             gitgaugeVersion=__version__,
-            configs=[planned.config for planned in plan.configs],
+            configs=[fingerprint.redacted(planned.config) for planned in plan.configs],
             configFiles=[str(Path(planned.source).resolve()) for planned in plan.configs],
             tasks=[task.id for task in plan.tasks],
             testCommand=repo_config.testCommand,
@@ -242,6 +266,12 @@ def execute(
             sandboxNetwork=sandbox.network if sandbox is not None else None,
             startedAt=_now(),
         )
+        run_dir = store.run_dir(manifest.runId)
+        recorded = {
+            planned.config.name: harnesses.record(run_dir, planned.config, planned.harness)
+            for planned in plan.configs
+        }
+        manifest = manifest.model_copy(update={"harness": recorded})
     store.save_manifest(manifest)
     run_id = manifest.runId
 
@@ -393,19 +423,32 @@ class _Pair:
             if setup_error is not None:
                 fields.update(status="error", errorKind="setup", errorMessage=setup_error)
                 return
-            agent_sandbox = self.sandbox.argv(workspace, agent=True) if self.sandbox else []
-            outcome = planned.adapter.run(
-                AdapterContext(
-                    workspace=workspace,
-                    task=task,
-                    repo=self.repo,
-                    timeout_seconds=self.config.timeouts.adapter / 1000,
-                    env=env,
-                    log_dir=log_dir,
-                    sandbox=agent_sandbox,
+            harness = planned.harness
+            harnesses.overlay(harness, workspace)
+            with harnesses.agent_config_dir(harness, environ=os.environ) as config_dir:
+                agent_sandbox = (
+                    self.sandbox.argv(
+                        workspace, agent=True, writable=[config_dir] if config_dir else []
+                    )
+                    if self.sandbox
+                    else []
                 )
-            )
+                outcome = planned.adapter.run(
+                    AdapterContext(
+                        workspace=workspace,
+                        task=task,
+                        repo=self.repo,
+                        timeout_seconds=self.config.timeouts.adapter / 1000,
+                        env={**env, **harness.env},
+                        log_dir=log_dir,
+                        prompt=render_prompt(planned.config.prompt, task),
+                        config_dir=config_dir,
+                        sandbox=agent_sandbox,
+                    )
+                )
             fields.update(_outcome_fields(outcome))
+            # The harness is not the agent's work: out of the diff, the patch and the scored tree.
+            harnesses.restore(self.repo, workspace, task.base, harness)
             # Measured for failed agents too: the patch of a timed-out agent helps to see why.
             diffstat.stage_all(self.repo, workspace, link=link)
             stat = diffstat.diff_stat(self.repo, workspace, task.base, link=link)

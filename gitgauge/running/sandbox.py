@@ -106,8 +106,9 @@ class Sandbox:
     home_writable: tuple[str, ...] = field(default_factory=tuple)
     """Entries of $HOME mounted read-write for agents (relative; a trailing / is a directory)."""
 
-    def argv(self, workspace: Path, *, agent: bool) -> list[str]:
-        """The `bwrap ...` prefix for a command in `workspace` (the agent's, or the tests')."""
+    def argv(self, workspace: Path, *, agent: bool, writable: Sequence[Path] = ()) -> list[str]:
+        """The `bwrap ...` prefix for a command in `workspace` (the agent's, or the tests');
+        `writable`: more directories of this pair, read-write (its copy of a `configDir`)."""
         args = [self.bwrap, *_namespace_flags(network=self.network)]
         bound: list[Path] = []
 
@@ -146,6 +147,8 @@ class Sandbox:
             args.extend(["--ro-bind", str(link), str(link)])
         args.extend(_git_binds(workspace))
         args.extend(["--bind", str(workspace), str(workspace)])
+        for path in writable:
+            args.extend(["--bind", str(path), str(path)])
         if agent and self.home is not None:
             for entry in self.home_writable:
                 path = self.home / entry.rstrip("/")

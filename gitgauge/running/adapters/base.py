@@ -33,6 +33,16 @@ class AdapterContext:
     """Where the adapter writes the agent's stdout and stderr."""
     sandbox: Sequence[str] = ()
     """The argv prefix the agent's process runs under (`bwrap ... --`); empty: none."""
+    prompt: str | None = None
+    """The prompt to send: the task's prompt inside the config's `prompt:` template (None: the
+    task's own prompt, see `agent_prompt`)."""
+    config_dir: Path | None = None
+    """This pair's copy of the config's `configDir` (None without one); adapters that run claude
+    set `CLAUDE_CONFIG_DIR` to it."""
+
+    @property
+    def agent_prompt(self) -> str:
+        return self.task.prompt if self.prompt is None else self.prompt
 
 
 @dataclass(frozen=True)
@@ -59,6 +69,8 @@ class Adapter(ABC):
 
     name: ClassVar[str]
     needs_command: ClassVar[bool] = False
+    reads_config_dir: ClassVar[bool] = False
+    """Whether the agent reads a claude config directory (`configDir`)."""
 
     def __init__(self, config: AgentConfig, *, source: str) -> None:
         self.config = config
@@ -102,6 +114,11 @@ def create(config: AgentConfig, *, source: str) -> Adapter:
         )
     if cls.needs_command and not (config.command and config.command.strip()):
         raise ConfigError(f"{source}: command: the {cls.name} adapter requires a command")
+    if config.configDir is not None and not cls.reads_config_dir:
+        raise ConfigError(
+            f"{source}: configDir: the {cls.name} adapter runs no agent that reads it; remove "
+            "the key (configDir is for claude-code and script)"
+        )
     return cls(config, source=source)
 
 

@@ -36,6 +36,7 @@ def claude_argv(binary: str, *, model: str | None, args: list[str]) -> list[str]
 @register
 class ClaudeCodeAdapter(Adapter):
     name = "claude-code"
+    reads_config_dir = True
 
     def check(self) -> None:
         try:
@@ -54,12 +55,15 @@ class ClaudeCodeAdapter(Adapter):
             # `check()` passed before the run started; the binary went away since.
             return AdapterOutcome(error_kind="adapter-exit", error_message=str(error))
         argv = claude_argv(binary, model=self.config.model, args=self.config.args)
+        env = dict(context.env)
+        if context.config_dir is not None:
+            env["CLAUDE_CONFIG_DIR"] = str(context.config_dir)
         completed = process.run(
             argv,
             cwd=context.workspace,
             timeout_seconds=context.timeout_seconds,
-            env=context.env,
-            stdin_text=context.task.prompt,
+            env=env,
+            stdin_text=context.agent_prompt,
             stdout_path=context.log_dir / "agent.stdout",
             stderr_path=context.log_dir / "agent.stderr",
             tail_bytes=STDOUT_LIMIT,

@@ -1,4 +1,5 @@
-"""`adapter: script`: any agent or harness, as a shell command; the prompt is in its env."""
+"""`adapter: script`: any agent or harness, as a shell command; the prompt is in its env
+(`GITGAUGE_PROMPT`, `GITGAUGE_TASK_ID`, and `CLAUDE_CONFIG_DIR` when the config has a configDir)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from gitgauge.running.sandbox import Exposure, command_paths
 class ScriptAdapter(Adapter):
     name = "script"
     needs_command = True
+    reads_config_dir = True  # the command may call claude
 
     def sandbox_exposure(self, env: Mapping[str, str]) -> Exposure:
         executables, files = command_paths(self.config.command)
@@ -21,7 +23,9 @@ class ScriptAdapter(Adapter):
     def run(self, context: AdapterContext) -> AdapterOutcome:
         assert self.config.command is not None
         env = dict(context.env)
-        env["GITGAUGE_PROMPT"] = context.task.prompt
+        env["GITGAUGE_PROMPT"] = context.agent_prompt
+        if context.config_dir is not None:
+            env["CLAUDE_CONFIG_DIR"] = str(context.config_dir)
         env["GITGAUGE_TASK_ID"] = context.task.id
         result = process.run(
             self.config.command,

@@ -1,0 +1,212 @@
+"""A config's harness in every workspace: its `files` overlaid after setupCommand and put back to
+the task's base before scoring, its `configDir` copied afresh per pair, its `env` resolved.
+
+Everything a config names is checked before any work starts (`prepare`); every problem is a
+one-line `ConfigError` naming the config file and the key.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from gitgauge.core import fingerprint
+from gitgauge.core.errors import ConfigError, GitGaugeError
+from gitgauge.core.fingerprint import CREDENTIALS_FILE, HarnessSources, overlaid_paths
+from gitgauge.core.git import Repository
+from gitgauge.core.paths import is_protected, is_test_file
+from gitgauge.core.records import AgentConfig
+from gitgauge.core.worktree import lay_files
+from gitgauge.running.scoring.protect import ensure_inside
+
+_REFERENCE = re.compile(r"\$\$|\$\{([^}]*)\}")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class Harness:
+    """A config's checked harness: what to lay, which config dir to copy, the agent's env."""
+
+    source: str
+    """The config file, for messages."""
+    sources: HarnessSources
+    env: dict[str, str]
+    """`env` with `${NAME}` references resolved (never written anywhere)."""
+
+    @property
+    def overlays(self) -> list[str]:
+        """The workspace paths the harness replaces or removes."""
+        return sorted(self.sources.files)
+
+
+def prepare(config: AgentConfig, *, source: str, environ: Mapping[str, str]) -> Harness:
+    """Check and resolve `config`'s files, configDir and env; raise `ConfigError` on the first
+    problem, before any workspace exists."""
+    folder = Path(source).parent
+    files: dict[str, Path | None] = {}
+    for written, local in config.files.items():
+        destination = _destination(written, source)
+        if destination in files:
+            raise ConfigError(f"{source}: files: {written!r} is listed twice")
+        if local is None:
+            if is_protected(destination) or is_test_file(f"{destination}/x"):
+                raise ConfigError(_protected(source, written, destination))
+            files[destination] = None
+            continue
+        path = (folder / local).absolute()
+        if not path.exists():
+            raise ConfigError(
+                f"{source}: files: {written}: source {local!r} not found ({path}; paths are "
+                "relative to the config file's folder)"
+            )
+        for target in overlaid_paths(destination, path):
+            if is_protected(target):
+                raise ConfigError(_protected(source, written, target))
+        files[destination] = path
+    for destination in files:
+        for other in files:
+            if other != destination and PurePosixPath(other).is_relative_to(destination):
+                raise ConfigError(
+                    f"{source}: files: {other!r} lies inside {destination!r}; list one of them"
+                )
+    config_dir: Path | None = None
+    if config.configDir is not None:
+        config_dir = (folder / config.configDir).absolute()
+        if not config_dir.is_dir():
+            raise ConfigError(
+                f"{source}: configDir: {config.configDir!r} is not a directory ({config_dir}; "
+                "paths are relative to the config file's folder)"
+            )
+    env = {name: _interpolate(value, name, source, environ) for name, value in config.env.items()}
+    return Harness(source=source, sources=HarnessSources(files, config_dir), env=env)
+
+
+def _destination(written: str, source: str) -> str:
+    path = PurePosixPath(written)
+    where = f"{source}: files: {written!r}"
+    if not written.strip() or not path.parts or written.strip() in {".", "./"}:
+        raise ConfigError(f"{where}: name a file or folder inside the workspace")
+    if path.is_absolute() or re.match(r"^[A-Za-z]:", written) or "\\" in written:
+        raise ConfigError(f"{where}: must be a path relative to the workspace root, like CLAUDE.md")
+    if ".." in path.parts:
+        raise ConfigError(f"{where}: escapes the workspace (..); write a path inside it")
+    if ".git" in path.parts:
+        raise ConfigError(f"{where}: is inside .git; gitgauge never writes git's own files")
+    return str(path)
+
+
+def _protected(source: str, written: str, path: str) -> str:
+    return (
+        f"{source}: files: {written!r}: {path} is a protected test or test-infrastructure path; "
+        "a harness may not change what scores the agent"
+    )
+
+
+def _interpolate(value: str, name: str, source: str, environ: Mapping[str, str]) -> str:
+    def replace(match: re.Match[str]) -> str:
+        if match.group(0) == "$$":
+            return "$"
+        wanted = match.group(1)
+        if not _ENV_NAME.fullmatch(wanted):
+            raise ConfigError(
+                f"{source}: env: {name}: ${{{wanted}}} is not a variable name (write $$ for a "
+                "literal $)"
+            )
+        if wanted not in environ:
+            raise ConfigError(
+                f"{source}: env: {name}: ${{{wanted}}} is not set in gitgauge's environment; "
+                f"export {wanted} first (or write $$ for a literal $)"
+            )
+        return environ[wanted]
+
+    return _REFERENCE.sub(replace, value)
+
+
+def record(run_dir: Path, config: AgentConfig, harness: Harness) -> str:
+    """Write the config's fingerprint and snapshot under the run; return the fingerprint."""
+    recorded, snapshot = fingerprint.build(config, harness.sources)
+    fingerprint.save(run_dir, recorded, snapshot)
+    return recorded.fingerprint
+
+
+def overlay(harness: Harness, workspace: Path) -> None:
+    """Lay the config's files into a fresh workspace (sources copied as content, never linked)."""
+    for destination, local in sorted(harness.sources.files.items()):
+        ensure_inside(workspace, [destination])
+        target = workspace / destination
+        try:
+            _remove(target)
+            if local is None:
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if local.is_dir():
+                shutil.copytree(local, target, symlinks=False)
+            else:
+                shutil.copyfile(local, target)
+        except OSError as error:
+            raise GitGaugeError(
+                f"{harness.source}: files: could not lay {destination} into the workspace: "
+                f"{error.strerror or error}"
+            ) from None
+
+
+def restore(repo: Repository, workspace: Path, base: str, harness: Harness) -> None:
+    """Put every overlaid path back to its state at `base` (or remove it when base has none),
+    whatever the agent did there: the harness is not part of the agent's work."""
+    for destination in harness.overlays:
+        ensure_inside(workspace, [destination])
+        _remove(workspace / destination)
+        listed = repo.git("ls-tree", "-r", "-z", "--name-only", base, "--", destination)
+        paths = [path for path in listed.split("\0") if path]
+        ensure_inside(workspace, paths)
+        lay_files(repo, base, paths, workspace)
+
+
+def _remove(target: Path) -> None:
+    if target.is_symlink() or target.is_file():
+        target.unlink()
+    elif target.is_dir():
+        shutil.rmtree(target)
+
+
+@contextmanager
+def agent_config_dir(harness: Harness, *, environ: Mapping[str, str]) -> Iterator[Path | None]:
+    """A fresh copy of the config's `configDir` for one pair (None without one), removed after.
+
+    When the copy holds no `.credentials.json`, the user's claude.ai login is copied into it
+    (from `$CLAUDE_CONFIG_DIR` or `~/.claude`), so a subscription login keeps working; an API
+    key in the environment works as always.
+    """
+    original = harness.sources.config_dir
+    if original is None:
+        yield None
+        return
+    holder = Path(tempfile.mkdtemp(prefix="gitgauge-claude-config-"))
+    try:
+        copy = holder / "config"
+        try:
+            shutil.copytree(original, copy, symlinks=False)
+        except OSError as error:
+            raise GitGaugeError(
+                f"{harness.source}: configDir: could not copy {original}: {error}"
+            ) from None
+        login = _login_file(environ)
+        if not (copy / CREDENTIALS_FILE).exists() and login is not None:
+            shutil.copyfile(login, copy / CREDENTIALS_FILE)
+            os.chmod(copy / CREDENTIALS_FILE, 0o600)
+        yield copy
+    finally:
+        shutil.rmtree(holder, ignore_errors=True)
+
+
+def _login_file(environ: Mapping[str, str]) -> Path | None:
+    own = environ.get("CLAUDE_CONFIG_DIR")
+    folder = Path(own) if own else Path(environ.get("HOME") or Path.home()) / ".claude"
+    path = folder / CREDENTIALS_FILE
+    return path if path.is_file() else None
