@@ -330,3 +330,44 @@ def test_policy_errors_before_any_work(demo: Path, tmp_path: Path) -> None:
     assert not (demo / ".gitgauge" / "runs").exists()
     bad_flag = run_gitgauge("run", "-c", noop, "--sandbox", "docker", cwd=demo)
     assert bad_flag.returncode == 2 and "--sandbox" in bad_flag.stderr
+
+
+def test_the_real_claude_cli_resolves_a_task_inside_the_sandbox(demo: Path, tmp_path: Path) -> None:
+    """The real claude CLI (npm `@anthropic-ai/claude-code`) against the loopback fake Messages
+    API: it starts, reads and writes its workspace, writes only its own entries of $HOME, and
+    resolves the demo's slug task, all inside the sandbox."""
+    require_bwrap()
+    from fake_messages_api import Rule, serve
+    from real_claude import claude_binary, claude_env
+
+    claude_binary()
+    (task_file,) = (demo / ".gitgauge" / "tasks").glob("*-fix-slugify-drops-digits.yaml")
+    task = yaml.safe_load(task_file.read_text(encoding="utf-8"))
+    buggy = subprocess.run(
+        ["git", "show", f"{task['base']}:{SLUG_FILE}"],
+        cwd=demo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    fixed = buggy.replace('r"[^a-z]+"', 'r"[^a-z0-9]+"')
+    assert fixed != buggy
+    home = tmp_path / "claude-home"
+    write_config(demo, sandbox="bwrap")
+    config = agent_config(
+        tmp_path / "configs", "real", adapter="claude-code", model="claude-sonnet-4-5"
+    )
+    with serve() as api:
+        api.rules = [Rule(needle='returned "top-tips-for"', path=SLUG_FILE, content=fixed)]
+        env = claude_env(api.base_url, home)
+        env["TMPDIR"] = os.environ["TMPDIR"]
+        outcome = run_gitgauge("run", "-c", config, "--task", task["id"], cwd=demo, env=env)
+        assert outcome.returncode == 0, outcome.stderr
+        assert api.escapes() == []
+    (run_id,) = run_ids(demo)
+    assert verdicts(demo, run_id) == {("real", task["id"]): "resolved"}, outcome.stdout
+    manifest = json.loads((demo / ".gitgauge" / "runs" / run_id / "run.json").read_text("utf-8"))
+    assert manifest["sandbox"] == "bwrap"
+    # $HOME was read-only but for the CLI's own entries: its session went to ~/.claude.
+    assert sorted(p.name for p in home.iterdir()) == [".claude", ".claude.json", ".gitconfig"]
+    assert list((home / ".claude" / "projects").rglob("*.jsonl")), "no session was saved"
