@@ -297,6 +297,11 @@ def test_bwrap_missing_or_broken(demo: Path, tmp_path: Path) -> None:
     (run_id,) = run_ids(demo)
     manifest = json.loads((demo / ".gitgauge" / "runs" / run_id / "run.json").read_text("utf-8"))
     assert manifest["sandbox"] == "none"
+    if probe(os.environ, network=True)[0] is not None:
+        # Resuming it where the sandbox works would mix two kinds of isolation in one run.
+        resumed = run_gitgauge("run", "--resume", cwd=demo)
+        assert resumed.returncode == 2, resumed.stderr
+        assert "resume with --sandbox none" in resumed.stderr
 
 
 def test_policy_errors_before_any_work(demo: Path, tmp_path: Path) -> None:
