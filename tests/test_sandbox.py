@@ -376,3 +376,40 @@ def test_the_real_claude_cli_resolves_a_task_inside_the_sandbox(demo: Path, tmp_
     # $HOME was read-only but for the CLI's own entries: its session went to ~/.claude.
     assert sorted(p.name for p in home.iterdir()) == [".claude", ".claude.json", ".gitconfig"]
     assert list((home / ".claude" / "projects").rglob("*.jsonl")), "no session was saved"
+
+
+def test_sandbox_network_false_cuts_the_network(demo: Path, tmp_path: Path) -> None:
+    require_bwrap()
+    import socket
+
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    dial = agent_config(
+        tmp_path / "configs",
+        "dial",
+        adapter="script",
+        command=f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 5)\"",
+    )
+    task = next((demo / ".gitgauge" / "tasks").glob("*.yaml")).stem
+    try:
+        outcomes = {}
+        for network in (True, False):
+            write_config(demo, sandbox="bwrap", sandbox_network=network)
+            ran = run_gitgauge("run", "-c", dial, "--task", task, cwd=demo)
+            assert ran.returncode == 0, ran.stderr
+            run_id = next(r for r in run_ids(demo) if r not in outcomes.values())
+            outcomes[network] = run_id
+    finally:
+        server.close()
+    results = {
+        network: json.loads(
+            next((demo / ".gitgauge" / "runs" / run_id / "results").glob("*/*.json")).read_text(
+                "utf-8"
+            )
+        )
+        for network, run_id in outcomes.items()
+    }
+    assert results[True]["errorKind"] is None, results[True]
+    assert results[False]["errorKind"] == "adapter-exit", results[False]
+    manifest = json.loads((demo / ".gitgauge" / "runs" / outcomes[False] / "run.json").read_text())
+    assert manifest["sandboxNetwork"] is False
