@@ -144,10 +144,13 @@ def verification_commits(
         )
 
 
-def write_repo_config(root: Path, *, history: str = "isolated") -> None:
+def write_repo_config(root: Path, *, history: str = "isolated", sandbox: str = "none") -> None:
     # reruns: 0 keeps rows 2-4 what they measure: exit-code verification, three suite runs per
-    # candidate (row 7b measures reports and reruns).
-    text = f"testCommand: '{TEST_COMMAND}'\nmine:\n  reruns: 0\n"
-    if history != "isolated":
-        text += f"run:\n  history: {history}\n"
+    # candidate (row 7b measures reports and reruns). No sandbox unless asked: the test command
+    # appends to $BENCH_TEST_LOG, outside the workspace, which a sandboxed test cannot write (row
+    # 4d measures the sandbox by wall time).
+    text = (
+        f"testCommand: '{TEST_COMMAND}'\nmine:\n  reruns: 0\n"
+        f"run:\n  history: {history}\n  sandbox: {sandbox}\n"
+    )
     (root / "gitgauge.yaml").write_text(text, encoding="utf-8")

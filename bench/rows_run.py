@@ -22,7 +22,8 @@ from repos import write_repo_config
 def run_rows(bench: Bench, verified: Verification) -> None:
     """Rows 4 and 4b, on the tasks `verified` mined."""
     # Two test runs a pair (the fix's tests, then the base suite) and one worktree.
-    run_overhead(bench, "4", "run overhead / pair (noop adapter)", verified)
+    plain = run_overhead(bench, "4", "run overhead / pair (noop adapter)", verified)
+    sandbox_cost(bench, verified, plain)
     run_overhead(
         bench,
         "4b",
@@ -56,12 +57,13 @@ def run_overhead(
     verified: Verification,
     *,
     history: str = "isolated",
-) -> None:
-    """`gitgauge run` of the noop adapter on every mined task: (wall - test time) / pairs."""
+) -> float | None:
+    """`gitgauge run` of the noop adapter on every mined task: (wall - test time) / pairs.
+    Returns the wall time (None when `run` is not available)."""
     repo, clock, bare = verified.repo, verified.clock, verified.bare
     if not run_available(bench, repo):
         bench.rows.append(Row(number, label, "n/a (run not available)", "-", "-"))
-        return
+        return None
     say(f"row {number}: run -c noop.yaml (run.history: {history})")
     config = bench.root / "noop.yaml"
     config.write_text("name: noop\nadapter: noop\n", encoding="utf-8")
@@ -83,5 +85,47 @@ def run_overhead(
             f"{ms(overhead)} (wall {result.seconds:.2f} s - {runs} tests {test_seconds:.2f} s)",
             f"test run: {ms(clock.wall)}; worktree add + remove: {ms(bare)}",
             f"{overhead / clock.wall:.2f}x test, {overhead / bare:.2f}x worktree",
+        )
+    )
+    return result.seconds
+
+
+SANDBOX_GOAL_SECONDS = 0.050
+"""The sandbox may cost a pair at most this much (two sandboxed test runs with noop)."""
+
+
+def sandbox_cost(bench: Bench, verified: Verification, plain_wall: float | None) -> None:
+    """Row 4d: row 4's run again inside the bubblewrap sandbox: (wall - row 4's wall) / pairs."""
+    number, label = "4d", "sandbox cost / pair (noop adapter, run.sandbox: bwrap)"
+    repo = verified.repo
+    if plain_wall is None:
+        bench.rows.append(Row(number, label, "n/a (run not available)", "-", "-"))
+        return
+    probe = measure([*GITGAUGE, "run", "--help"], cwd=repo, check=False)
+    if "--sandbox" not in probe.stdout:
+        bench.rows.append(Row(number, label, "n/a (no --sandbox)", "-", "-"))
+        return
+    say(f"row {number}: run -c noop.yaml (run.sandbox: bwrap)")
+    config = bench.root / "noop.yaml"
+    write_repo_config(repo, sandbox="bwrap")
+    try:
+        result = measure([*GITGAUGE, "run", "-c", str(config)], cwd=repo, check=False)
+    finally:
+        write_repo_config(repo)
+    if result.exit_code != 0:
+        bench.notes.append(f"row 4d: the sandboxed run failed (no working bwrap?): {result.stderr}")
+        bench.rows.append(Row(number, label, "n/a (bwrap not working)", "-", "-"))
+        return
+    pairs = len(task_texts(repo))
+    cost = (result.seconds - plain_wall) / pairs
+    bench.rows.append(
+        Row(
+            number,
+            label,
+            f"{ms(cost)} (wall {result.seconds:.2f} s - row 4's {plain_wall:.2f} s)",
+            f"unsandboxed pair (row 4): {ms(plain_wall / pairs)}",
+            f"{result.seconds / plain_wall:.2f}x an unsandboxed pair",
+            f"< {ms(SANDBOX_GOAL_SECONDS)}",
+            "yes" if cost < SANDBOX_GOAL_SECONDS else "NO",
         )
     )

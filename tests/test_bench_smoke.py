@@ -21,6 +21,7 @@ ROW_LABELS = (
     "run overhead / pair (noop adapter)",
     "run overhead / pair (noop adapter), run.history: full",
     "run overhead / pair (noop adapter), 1,000-file tree",
+    "sandbox cost / pair (noop adapter, run.sandbox: bwrap)",
     "peak memory: mine --dry-run (row 1)",
     "peak memory: mine -j 2 (row 3)",
     "isolated workspace: history copy + first checkout",

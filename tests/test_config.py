@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from gitgauge.core.config import load_repo_config, parse_config_text
 from gitgauge.core.errors import ConfigError
-from gitgauge.core.records import RepoConfig
+from gitgauge.core.records import RepoConfig, RunSettings
 
 PROJECT_ROOT = Path(__file__).parents[1]
 
@@ -146,7 +146,7 @@ def test_the_example_file_documents_and_sets_every_key() -> None:
     assert set(raw["tests"]) == {"junit", "patterns"}
     assert set(raw["timeouts"]) == {"test", "setup", "adapter"}
     assert set(raw["worktree"]) == {"link"}
-    assert set(raw["run"]) == {"history"}
+    assert set(raw["run"]) == set(RunSettings.model_fields)
     assert config.testCommand
 
 

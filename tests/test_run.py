@@ -27,14 +27,23 @@ FIXED_PATTERN = 'r"[^a-z0-9]+"'
 
 
 def write_gitgauge_yaml(
-    root: Path, *, adapter_ms: int = 60_000, setup: str | None = None, link: tuple[str, ...] = ()
+    root: Path,
+    *,
+    adapter_ms: int = 60_000,
+    setup: str | None = None,
+    link: tuple[str, ...] = (),
+    sandbox: str = "none",
+    history: str = "isolated",
 ) -> None:
+    # No sandbox by default: these tests watch agents through files outside their workspace,
+    # which the sandbox forbids (tests/test_sandbox.py runs the same adapters inside it).
     lines = [
         f"testCommand: {json.dumps(demo_test_command(sys.executable))}",
         "timeouts:",
         "  test: 60000",
         "  setup: 60000",
         f"  adapter: {adapter_ms}",
+        f"run:\n  sandbox: {sandbox}\n  history: {history}",
     ]
     if setup is not None:
         lines.append(f"setupCommand: {json.dumps(setup)}")

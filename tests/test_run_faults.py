@@ -162,9 +162,7 @@ CHEAT = r"""
 def test_a_cheating_agent_reads_nothing_of_the_fix_unless_history_is_full(
     demo: GitRepo, tmp_path: Path, history: str
 ) -> None:
-    write_gitgauge_yaml(demo.root)
-    with open(demo.root / "gitgauge.yaml", "a", encoding="utf-8") as config:
-        config.write(f"run:\n  history: {history}\n")
+    write_gitgauge_yaml(demo.root, history=history)
     out = tmp_path / "cheat"
     script = tmp_path / "cheat.sh"
     script.write_text(CHEAT, encoding="utf-8")

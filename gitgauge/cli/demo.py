@@ -19,7 +19,7 @@ from gitgauge.init import init as init_repository
 from gitgauge.mining.mine import mine as mine_history
 from gitgauge.reporting.compare import compare as compare_sides
 from gitgauge.reporting.compare import render_text as render_comparison
-from gitgauge.running.run import plan_run
+from gitgauge.running.run import plan_run, plan_sandbox
 
 
 def demo(
@@ -73,8 +73,9 @@ def demo(
         say("$ gitgauge run " + " ".join(f"-c {p.relative_to(repo.root)}" for p in config_files))
         store = Store(repo.root)
         plan = plan_run(repo, store, config_files, task_id=None, warn=warn)
+        box = plan_sandbox(repo, config, plan, mode=config.run.sandbox, warn=warn)
         # Two at a time: twelve pairs, each waiting on pytest.
-        run_and_report(repo, config, store, plan, jobs=2, repeat=1, resume=None)
+        run_and_report(repo, config, store, plan, jobs=2, repeat=1, resume=None, sandbox=box)
         say("gold applies each real fix and should resolve every task; noop changes nothing")
         say(f"and should resolve none. {DEMO_AGENT} and {DEMO_AGENT_WITH_NOTES} are one offline")
         say("agent with two harnesses: the second has a CLAUDE.md (overlaid by `files:`) that")

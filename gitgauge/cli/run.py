@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, cast
 
 import typer
 
@@ -18,8 +18,18 @@ from gitgauge.core.worktree import remove_stale
 from gitgauge.reporting.render import render as render_report
 from gitgauge.reporting.rows import build_rows as report_rows
 from gitgauge.reporting.rows import describe_pair
-from gitgauge.running.run import PlannedConfig, ResumeFrom, RunPlan, plan_resume, plan_run
+from gitgauge.running.run import (
+    PlannedConfig,
+    ResumeFrom,
+    RunPlan,
+    plan_resume,
+    plan_run,
+    plan_sandbox,
+)
 from gitgauge.running.run import execute as execute_run
+from gitgauge.running.sandbox import Sandbox, SandboxMode
+
+SANDBOX_MODES = ("auto", "bwrap", "none")
 
 
 def run_agents(
@@ -48,6 +58,14 @@ def run_agents(
     ] = 1,
     jobs: Annotated[str, JOBS_OPTION] = "1",
     wait: Annotated[bool, WAIT_OPTION] = False,
+    sandbox: Annotated[
+        str | None,
+        typer.Option(
+            "--sandbox",
+            help="auto | bwrap | none: run agents and test commands in a bubblewrap sandbox "
+            "(default: run.sandbox in gitgauge.yaml, itself auto).",
+        ),
+    ] = None,
 ) -> None:
     """Run each agent config on each mined task, score it, and print the report."""
 
@@ -62,6 +80,10 @@ def run_agents(
         config = load_repo_config(repo.root)
         store = Store(repo.root)
         job_count = parse_jobs(jobs)
+        if sandbox is not None and sandbox not in SANDBOX_MODES:
+            modes = ", ".join(SANDBOX_MODES)
+            raise UsageError(f"--sandbox must be one of {modes}, got {sandbox!r}")
+        mode = cast(SandboxMode, sandbox or config.run.sandbox)
         with exclusive(store.root, command="gitgauge run", wait=wait, on_wait=warn):
             remove_stale(repo, report=warn)
             if resume is not None:
@@ -71,7 +93,23 @@ def run_agents(
             else:
                 plan = plan_run(repo, store, config_files or [], task_id=task, warn=warn)
                 origin = None
-            run_and_report(repo, config, store, plan, jobs=job_count, repeat=repeat, resume=origin)
+            box = plan_sandbox(repo, config, plan, mode=mode, warn=warn)
+            used = "bwrap" if box is not None else "none"
+            if origin is not None and origin.manifest.sandbox != used:
+                raise UsageError(
+                    f"run {origin.run_id} ran with sandbox {origin.manifest.sandbox}, this one "
+                    f"would run with {used}: resume with --sandbox {origin.manifest.sandbox}"
+                )
+            run_and_report(
+                repo,
+                config,
+                store,
+                plan,
+                jobs=job_count,
+                repeat=repeat,
+                resume=origin,
+                sandbox=box,
+            )
 
     guarded(
         action,
@@ -88,6 +126,7 @@ def run_and_report(
     jobs: int,
     repeat: int,
     resume: ResumeFrom | None,
+    sandbox: Sandbox | None = None,
 ) -> None:
     progress = _RunProgress(total=len(plan.configs) * len(plan.tasks) * repeat)
     try:
@@ -102,6 +141,7 @@ def run_and_report(
             resume=resume,
             on_start=progress.start,
             on_result=progress.result,
+            sandbox=sandbox,
         )
     finally:
         progress.clear()

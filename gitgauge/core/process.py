@@ -108,16 +108,23 @@ def run(
     stderr_path: Path | None = None,
     tail_bytes: int | None = TAIL_BYTES,
     cleanup: bool = False,
+    wrapper: Sequence[str] = (),
 ) -> CommandResult:
     """Run `command` (a string goes through the shell) and wait, killing its group on timeout.
 
     `env` defaults to `clean_env(cwd=cwd)`. Output is written to `stdout_path`/`stderr_path` when
     given (kept whole, for logs) or to anonymous temporary files; the result keeps the last
     `tail_bytes` of each (all of it with None). After `cancel_all()`, only `cleanup` commands
-    (removing worktrees) still start; others raise `Cancelled`.
+    (removing worktrees) still start; others raise `Cancelled`. `wrapper` is an argv prefix
+    the command runs under (a sandbox: `bwrap ... --`); a string command then goes through
+    `/bin/sh -c` inside it. The wrapper is the group's leader, so timeouts and interrupts kill it
+    and everything it started.
     """
     if _cancelled.is_set() and not cleanup:
         raise Cancelled
+    if wrapper:
+        inner = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+        command = [*wrapper, *inner]
     shell = isinstance(command, str)
     environment = dict(env) if env is not None else clean_env(cwd=cwd)
     started = time.monotonic()

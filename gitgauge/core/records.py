@@ -130,6 +130,23 @@ class RunSettings(_HumanRecord):
     """What git history an agent's workspace holds: `isolated` (default) only the history up to
     the task's base, so no git command reaches the fix; `full` a worktree of your repository
     (the spec's behaviour: every commit, the fix included, is readable)."""
+    sandbox: Literal["auto", "bwrap", "none"] = "auto"
+    """Run agents and the scoring test commands in a bubblewrap sandbox: `auto` (default) when
+    `bwrap` works on this machine, `bwrap` always (an error where it cannot), `none` never."""
+    sandbox_network: StrictBool = True
+    """Whether sandboxed commands share the network (agents need their API); false cuts it."""
+    sandbox_home_writable: list[StrictStr] = Field(default_factory=list)
+    """$HOME entries an agent may write inside the sandbox, besides its adapter's own (the
+    claude CLI: `.claude/`, `.claude.json`); relative to $HOME, a trailing `/` for a directory."""
+
+    @field_validator("sandbox_home_writable")
+    @classmethod
+    def _relative_to_home(cls, names: list[str]) -> list[str]:
+        for name in names:
+            path = PurePosixPath(name)
+            if not name or path.is_absolute() or ".." in path.parts or not path.parts:
+                raise ValueError(f"{name!r} must be a path relative to $HOME, like `.cache/`")
+        return names
 
 
 class RepoConfig(_HumanRecord):
@@ -329,6 +346,10 @@ class RunManifest(BaseModel):
     """Attempts per config x task pair."""
     history: StrictStr = "isolated"
     """`run.history` in force: isolated or full."""
+    sandbox: StrictStr = "none"
+    """The sandbox the run's agents and test commands ran in: bwrap or none."""
+    sandboxNetwork: StrictBool | None = None
+    """With a sandbox: whether it shared the network (`run.sandbox_network`)."""
     startedAt: StrictStr
     finishedAt: StrictStr | None = None
     harness: dict[StrictStr, StrictStr] | None = None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import shlex
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +45,7 @@ def run_suite(
     report_path: Path | None = None,
     stdout_path: Path | None = None,
     stderr_path: Path | None = None,
+    wrapper: Sequence[str] = (),
 ) -> SuiteRun:
     """Run `testCommand` in `worktree` and read its JUnit report. `report_path` (outside the
     worktree) keeps the report, e.g. in a run's logs; by default it goes to a temporary file."""
@@ -63,6 +64,7 @@ def run_suite(
             env=report_env(env, report_path),
             stdout_path=stdout_path,
             stderr_path=stderr_path,
+            wrapper=wrapper,
         )
         if result.timed_out or result.failed_to_start:
             return SuiteRun(result, None)

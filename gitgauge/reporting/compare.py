@@ -298,6 +298,11 @@ def _manifest_differences(
             f"different run.history: {manifest_a.history} ({name_a}) vs {manifest_b.history} "
             f"({name_b}); with full history an agent can read the fix commit"
         )
+    if manifest_a.sandbox != manifest_b.sandbox:
+        found.append(
+            f"different run.sandbox: {manifest_a.sandbox} ({name_a}) vs {manifest_b.sandbox} "
+            f"({name_b}); without a sandbox an agent can read your repository and the fix"
+        )
     return found
 
 

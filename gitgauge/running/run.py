@@ -37,6 +37,7 @@ from gitgauge.core.worktree import Warn, warn_once
 from gitgauge.running import harness as harnesses
 from gitgauge.running.adapters.base import Adapter, AdapterContext, AdapterOutcome, create
 from gitgauge.running.harness import Harness
+from gitgauge.running.sandbox import Sandbox, SandboxMode, prepare
 from gitgauge.running.scoring import diffstat
 from gitgauge.running.scoring.grade import grade
 from gitgauge.running.scoring.protect import WorkspaceEscape, protect
@@ -144,6 +145,24 @@ def _select_tasks(repo: Repository, store: Store, task_id: str | None, *, warn: 
     return usable
 
 
+def plan_sandbox(
+    repo: Repository, repo_config: RepoConfig, plan: RunPlan, *, mode: SandboxMode, warn: Warn
+) -> Sandbox | None:
+    """The sandbox of a run (see `running/sandbox.py`), checked before any work starts."""
+    env = process.clean_env()
+    return prepare(
+        mode,
+        network=repo_config.run.sandbox_network,
+        repo_root=repo.root,
+        link=repo_config.worktree.link,
+        exposures=[(p.source, p.adapter.sandbox_exposure(env)) for p in plan.configs],
+        test_command=repo_config.testCommand,
+        home_writable=repo_config.run.sandbox_home_writable,
+        env=env,
+        warn=warn,
+    )
+
+
 @dataclass(frozen=True)
 class ResumeFrom:
     """An earlier run to continue (`run --resume`)."""
@@ -221,6 +240,7 @@ def execute(
     resume: ResumeFrom | None = None,
     on_start: Callable[[PlannedConfig, Task], None] = lambda planned, task: None,
     on_result: Callable[[RunResult], None] = lambda result: None,
+    sandbox: Sandbox | None = None,
 ) -> RunOutcome:
     """Run every pair (task-major, so a task's workspace source is prepared once and reused by
     every config and attempt), `jobs` at a time; results come back in a stable order."""
@@ -245,6 +265,8 @@ def execute(
             timeouts=repo_config.timeouts,
             repeat=repeat,
             history=repo_config.run.history,
+            sandbox="bwrap" if sandbox is not None else "none",
+            sandboxNetwork=sandbox.network if sandbox is not None else None,
             startedAt=_now(),
         )
         run_dir = store.run_dir(manifest.runId)
@@ -278,7 +300,7 @@ def execute(
     # objects and packs only the commits in between (see HistoryCopies).
     commit_times = {task.base: repo.commit_time(task.base) for task in plan.tasks}
     pending.sort(key=lambda job: commit_times[job.task.base])
-    pair = _Pair(repo, repo_config, store, run_id, warn)
+    pair = _Pair(repo, repo_config, store, run_id, warn, sandbox=sandbox)
     sources = HistoryCopies(repo)
     finished = _run_all(pending, pair, sources, jobs=jobs, on_start=on_start)
     try:
@@ -333,8 +355,16 @@ class _Pair:
     """One config x task in its own workspace."""
 
     def __init__(
-        self, repo: Repository, config: RepoConfig, store: Store, run_id: str, warn: Warn
+        self,
+        repo: Repository,
+        config: RepoConfig,
+        store: Store,
+        run_id: str,
+        warn: Warn,
+        *,
+        sandbox: Sandbox | None = None,
     ) -> None:
+        self.sandbox = sandbox
         self.repo = repo
         self.config = config
         self.store = store
@@ -405,6 +435,13 @@ class _Pair:
             harness = planned.harness
             harnesses.overlay(harness, workspace)
             with harnesses.agent_config_dir(harness, environ=os.environ) as config_dir:
+                agent_sandbox = (
+                    self.sandbox.argv(
+                        workspace, agent=True, writable=[config_dir] if config_dir else []
+                    )
+                    if self.sandbox
+                    else []
+                )
                 outcome = planned.adapter.run(
                     AdapterContext(
                         workspace=workspace,
@@ -415,6 +452,7 @@ class _Pair:
                         log_dir=log_dir,
                         prompt=render_prompt(planned.config.prompt, task),
                         config_dir=config_dir,
+                        sandbox=agent_sandbox,
                     )
                 )
             fields.update(_outcome_fields(outcome))
@@ -435,7 +473,15 @@ class _Pair:
                     self.repo, workspace, task.base, link=link, patterns=self.config.tests.patterns
                 )
                 fields.update(reverted=protection.reverted, deleted=protection.deleted)
-                verdict = grade(self.repo, task, workspace, self.config, env=env, log_dir=log_dir)
+                verdict = grade(
+                    self.repo,
+                    task,
+                    workspace,
+                    self.config,
+                    env=env,
+                    log_dir=log_dir,
+                    sandbox=self.sandbox,
+                )
             except OSError as error:
                 # The agent left the tree in a shape files cannot be laid into (a file where
                 # `tests/` was, say): its work cannot be scored.

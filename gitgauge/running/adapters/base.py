@@ -8,7 +8,7 @@ unusable (a missing binary) raises `AdapterError`, from `check()`, before any wo
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -16,6 +16,7 @@ from typing import ClassVar
 from gitgauge.core.errors import ConfigError
 from gitgauge.core.git import Repository
 from gitgauge.core.records import AgentConfig, ErrorKind, Task
+from gitgauge.running.sandbox import Exposure
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,8 @@ class AdapterContext:
     """The clean environment for the agent's process (no GIT_DIR, PWD = workspace, ...)."""
     log_dir: Path
     """Where the adapter writes the agent's stdout and stderr."""
+    sandbox: Sequence[str] = ()
+    """The argv prefix the agent's process runs under (`bwrap ... --`); empty: none."""
     prompt: str | None = None
     """The prompt to send: the task's prompt inside the config's `prompt:` template (None: the
     task's own prompt, see `agent_prompt`)."""
@@ -76,6 +79,11 @@ class Adapter(ABC):
 
     def check(self) -> None:  # noqa: B027 - most adapters have nothing to check
         """Raise `AdapterError` when this config cannot run at all (before any task starts)."""
+
+    def sandbox_exposure(self, env: Mapping[str, str]) -> Exposure:
+        """What the agent needs inside the sandbox besides the system and PATH: its binary's
+        installation, files its command names, $HOME entries it writes (after `check()`)."""
+        return Exposure()
 
     @abstractmethod
     def run(self, context: AdapterContext) -> AdapterOutcome:

@@ -7,12 +7,15 @@ the prompt goes to stdin so it never shows in `ps`. `GITGAUGE_CLAUDE_BIN` overri
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from pathlib import Path
 
 from gitgauge.core import process
 from gitgauge.core.claude import ClaudeResult, find_claude_binary, parse_result
 from gitgauge.core.errors import AdapterError
 from gitgauge.core.records import ErrorKind
 from gitgauge.running.adapters.base import Adapter, AdapterContext, AdapterOutcome, register
+from gitgauge.running.sandbox import CLAUDE_HOME_WRITABLE, Exposure
 
 BASE_ARGS = ("-p", "--output-format", "json", "--permission-mode", "acceptEdits")
 
@@ -41,6 +44,10 @@ class ClaudeCodeAdapter(Adapter):
         except AdapterError as error:
             raise AdapterError(f"{self.source}: adapter claude-code: {error}") from None
 
+    def sandbox_exposure(self, env: Mapping[str, str]) -> Exposure:
+        binary = Path(find_claude_binary(env))
+        return Exposure(executables=[binary], home_writable=CLAUDE_HOME_WRITABLE)
+
     def run(self, context: AdapterContext) -> AdapterOutcome:
         try:
             binary = find_claude_binary(context.env)
@@ -60,6 +67,7 @@ class ClaudeCodeAdapter(Adapter):
             stdout_path=context.log_dir / "agent.stdout",
             stderr_path=context.log_dir / "agent.stderr",
             tail_bytes=STDOUT_LIMIT,
+            wrapper=context.sandbox,
         )
         if completed.start_error is not None:
             return AdapterOutcome(

@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from gitgauge.core import process
 from gitgauge.running.adapters.base import Adapter, AdapterContext, AdapterOutcome, register
+from gitgauge.running.sandbox import Exposure, command_paths
 
 
 @register
@@ -12,6 +15,10 @@ class ScriptAdapter(Adapter):
     name = "script"
     needs_command = True
     reads_config_dir = True  # the command may call claude
+
+    def sandbox_exposure(self, env: Mapping[str, str]) -> Exposure:
+        executables, files = command_paths(self.config.command)
+        return Exposure(executables=executables, files=files)
 
     def run(self, context: AdapterContext) -> AdapterOutcome:
         assert self.config.command is not None
@@ -27,6 +34,7 @@ class ScriptAdapter(Adapter):
             env=env,
             stdout_path=context.log_dir / "agent.stdout",
             stderr_path=context.log_dir / "agent.stderr",
+            wrapper=context.sandbox,
         )
         if result.timed_out:
             return AdapterOutcome(

@@ -12,7 +12,9 @@ Without a usable report in that run, the exit code decides (regressed unknown).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from gitgauge.core.git import Repository
 from gitgauge.core.records import RepoConfig, Task
 from gitgauge.core.suite import run_suite
 from gitgauge.core.worktree import lay_files
+from gitgauge.running.sandbox import Sandbox
 from gitgauge.running.scoring.protect import ensure_inside
 
 
@@ -49,31 +52,53 @@ def grade(
     *,
     env: Mapping[str, str],
     log_dir: Path,
+    sandbox: Sandbox | None = None,
 ) -> Grade:
+    """`sandbox`: what the test commands run in (the agent's code runs in them)."""
     ensure_inside(workspace, task.testFiles)
     lay_files(repo, task.fix, task.testFiles, workspace)
     if task.failToPass is not None:
-        return _grade_per_test(task, workspace, config, env=env, log_dir=log_dir)
-    test = _run_tests(config, workspace, env=env, log_dir=log_dir, name="test")
+        return _grade_per_test(task, workspace, config, env=env, log_dir=log_dir, sandbox=sandbox)
+    wrapper = sandbox.argv(workspace, agent=False) if sandbox else []
+    test = _run_tests(config, workspace, env=env, log_dir=log_dir, name="test", sandbox=wrapper)
     if task.baseSuitePasses is not True:
         return Grade(resolved=test.ok, regressed=None, test=test, base_test=None)
     lay_files(repo, task.base, task.testFiles, workspace)
-    base_test = _run_tests(config, workspace, env=env, log_dir=log_dir, name="base-test")
+    base_test = _run_tests(
+        config, workspace, env=env, log_dir=log_dir, name="base-test", sandbox=wrapper
+    )
     return Grade(resolved=test.ok, regressed=not base_test.ok, test=test, base_test=base_test)
 
 
 def _grade_per_test(
-    task: Task, workspace: Path, config: RepoConfig, *, env: Mapping[str, str], log_dir: Path
+    task: Task,
+    workspace: Path,
+    config: RepoConfig,
+    *,
+    env: Mapping[str, str],
+    log_dir: Path,
+    sandbox: Sandbox | None,
 ) -> Grade:
     assert task.failToPass is not None
-    suite = run_suite(
-        config,
-        workspace,
-        env=env,
-        report_path=log_dir / "test-report.xml",
-        stdout_path=log_dir / "test.stdout",
-        stderr_path=log_dir / "test.stderr",
-    )
+    kept = log_dir / "test-report.xml"
+    # In the sandbox the repository (and so the run's logs) is hidden: the suite writes its report
+    # into a directory of its own, bound writable, and the report is kept in the logs afterwards.
+    holder = Path(tempfile.mkdtemp(prefix="gitgauge-junit-")) if sandbox else None
+    try:
+        suite = run_suite(
+            config,
+            workspace,
+            env=env,
+            report_path=holder / "report.xml" if holder else kept,
+            stdout_path=log_dir / "test.stdout",
+            stderr_path=log_dir / "test.stderr",
+            wrapper=sandbox.argv(workspace, agent=False, writable=[holder]) if holder else (),
+        )
+        if holder is not None and (holder / "report.xml").is_file():
+            shutil.copyfile(holder / "report.xml", kept)
+    finally:
+        if holder is not None:
+            shutil.rmtree(holder, ignore_errors=True)
     test = suite.result
     report = suite.report
     if report is None:
@@ -98,7 +123,13 @@ def _grade_per_test(
 
 
 def _run_tests(
-    config: RepoConfig, workspace: Path, *, env: Mapping[str, str], log_dir: Path, name: str
+    config: RepoConfig,
+    workspace: Path,
+    *,
+    env: Mapping[str, str],
+    log_dir: Path,
+    name: str,
+    sandbox: Sequence[str],
 ) -> process.CommandResult:
     return process.run(
         config.testCommand,
@@ -107,4 +138,5 @@ def _run_tests(
         env=env,
         stdout_path=log_dir / f"{name}.stdout",
         stderr_path=log_dir / f"{name}.stderr",
+        wrapper=sandbox,
     )

@@ -1,0 +1,397 @@
+"""The sandbox policy: what an agent (and the scoring test commands) can see, as a `bwrap` argv.
+
+One module owns the policy (the README's "What an agent sees" table is this file in prose):
+
+- the workspace read-write at its own path; its git metadata as git needs it (the history
+  copy read-only except the worktree's own admin directory and the copy's object store);
+- the system read-only (`/usr`, `/etc`, `/bin`, `/lib`, `/opt`, ...), the directories on PATH,
+  and the installation of every program a config or `testCommand` names, wherever it lives;
+- a private `/tmp` (so no other workspace or history copy of gitgauge), a private `/proc` (own PID
+  namespace) and a minimal `/dev`;
+- `$HOME` read-only, except the entries the agent must write (`~/.claude`, `~/.claude.json` for
+  the claude CLI; `run.sandbox_home_writable` adds more);
+- the user's repository (with `.gitgauge/`) and its git directory not present at all, except the
+  `worktree.link` directories, read-only;
+- the network shared, unless `run.sandbox_network: false`.
+
+Processes inside get no capabilities (`--cap-drop ALL`: run as root, bwrap would otherwise keep
+them, and a root agent could unmount what hides the repository) and die with gitgauge
+(`--die-with-parent`; the PID namespace ends with its first process).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from gitgauge.core import process
+from gitgauge.core.errors import GitGaugeError
+
+SandboxMode = Literal["auto", "bwrap", "none"]
+BWRAP_ENV = "GITGAUGE_BWRAP"
+"""Overrides the `bwrap` binary (a path, or a name looked up on PATH)."""
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
+SYSTEM_DIRS_OPTIONAL = ("/nix", "/snap")
+PSEUDO_FILE_SYSTEMS = (Path("/proc"), Path("/sys"), Path("/dev"))
+CLAUDE_HOME_WRITABLE = (".claude/", ".claude.json")
+"""What the claude CLI writes in $HOME: its settings, sessions and its state file."""
+USERNS_SYSCTLS = (
+    "kernel.unprivileged_userns_clone",
+    "user.max_user_namespaces",
+    "kernel.apparmor_restrict_unprivileged_userns",
+)
+INSTALL_HINT = "install bubblewrap (apt-get install bubblewrap, dnf install bubblewrap)"
+
+
+class SandboxError(GitGaugeError):
+    """The sandbox was asked for and cannot work, or the policy cannot be honoured."""
+
+
+def find_bwrap(env: Mapping[str, str]) -> str | None:
+    name = env.get(BWRAP_ENV) or "bwrap"
+    return shutil.which(name, path=env.get("PATH", os.defpath))
+
+
+def probe(env: Mapping[str, str], *, network: bool) -> tuple[str | None, str]:
+    """(the bwrap binary, "") when a trial sandbox works here, else (None, the reason)."""
+    if not sys.platform.startswith("linux"):
+        return None, f"bubblewrap needs Linux namespaces (this is {sys.platform})"
+    binary = find_bwrap(env)
+    if binary is None:
+        return None, f"bubblewrap is not installed (no `bwrap` on PATH): {INSTALL_HINT}"
+    trial = [binary, "--ro-bind", "/", "/", *_namespace_flags(network=network), "true"]
+    result = process.run(trial, cwd=Path("/"), timeout_seconds=30)
+    if result.ok:
+        return binary, ""
+    said = result.stderr_tail.strip() or result.start_error or f"exit {result.exit_code}"
+    said = said.splitlines()[-1] if said else ""
+    return None, (
+        f"`bwrap` cannot create a sandbox here ({said}): user namespaces may be disabled; "
+        f"check `sysctl {' '.join(USERNS_SYSCTLS)}`"
+    )
+
+
+def _namespace_flags(*, network: bool) -> list[str]:
+    flags = ["--die-with-parent", "--unshare-pid", "--cap-drop", "ALL"]
+    flags += ["--proc", "/proc", "--dev", "/dev"]
+    if not network:
+        flags.append("--unshare-net")
+    return flags
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """The run-wide part of the policy; `argv(...)` adds one workspace and gives the prefix."""
+
+    bwrap: str
+    network: bool
+    home: Path | None
+    hidden: tuple[Path, ...]
+    """Present nowhere inside: the user's repository and its git directory."""
+    temp_root: Path
+    """Where gitgauge makes its workspaces and history copies (hidden, but for this pair's)."""
+    exposed_dirs: tuple[Path, ...] = ()
+    """Installations (PATH entries, agent binaries, interpreters), read-only."""
+    exposed_files: tuple[Path, ...] = ()
+    """Single files a command names (a script run as `sh /path/agent.sh`), read-only."""
+    links: tuple[Path, ...] = ()
+    """`worktree.link` directories of the repository, read-only at their own paths."""
+    home_writable: tuple[str, ...] = field(default_factory=tuple)
+    """Entries of $HOME mounted read-write for agents (relative; a trailing / is a directory)."""
+
+    def argv(self, workspace: Path, *, agent: bool, writable: Sequence[Path] = ()) -> list[str]:
+        """The `bwrap ...` prefix for a command in `workspace` (the agent's, or the tests');
+        `writable`: more directories of this pair, read-write (its copy of a `configDir`)."""
+        args = [self.bwrap, *_namespace_flags(network=self.network)]
+        bound: list[Path] = []
+
+        def ro(path: Path) -> None:
+            args.extend(["--ro-bind", str(path), str(path)])
+            bound.append(path)
+
+        for name in (*SYSTEM_DIRS, *SYSTEM_DIRS_OPTIONAL):
+            path = Path(name)
+            if path.is_symlink():  # /bin -> usr/bin on merged-/usr systems: keep it a link
+                args.extend(["--symlink", os.readlink(path), name])
+                bound.append(path)
+            elif path.is_dir():
+                ro(path)
+        resolv = Path("/etc/resolv.conf")
+        if resolv.is_symlink() and not _under(resolv.resolve(), bound):
+            ro(resolv.resolve().parent)  # /run/systemd/resolve: DNS must keep working
+        args.extend(["--tmpfs", "/tmp"])
+        if self.home is not None and self.home.is_dir() and self.home != Path("/"):
+            ro(self.home)
+        exposed = sorted(set(self.exposed_dirs), key=lambda p: len(p.parts))
+        for path in exposed:
+            if not _under(path, bound):
+                ro(path)
+        # What the mounts above show of the repository and of other pairs goes away...
+        for path in (*self.hidden, self.temp_root):
+            if _under(path, bound) and path != Path("/tmp"):
+                args.extend(["--tmpfs", str(path)])
+        # ...but an installation inside the temporary directory stays (a binary under $TMPDIR).
+        for path in exposed:
+            if _under(path, [self.temp_root]) and path != self.temp_root:
+                args.extend(["--ro-bind", str(path), str(path)])
+        for file in self.exposed_files:
+            args.extend(["--ro-bind", str(file), str(file)])
+        for link in self.links:
+            args.extend(["--ro-bind", str(link), str(link)])
+        args.extend(_git_binds(workspace))
+        args.extend(["--bind", str(workspace), str(workspace)])
+        for path in writable:
+            args.extend(["--bind", str(path), str(path)])
+        if agent and self.home is not None:
+            for entry in self.home_writable:
+                path = self.home / entry.rstrip("/")
+                if path.exists():
+                    args.extend(["--bind", str(path), str(path)])
+        args.extend(["--chdir", str(workspace), "--"])
+        return args
+
+
+def _git_binds(workspace: Path) -> list[str]:
+    """The workspace's git metadata: the repository (a history copy, or the user's repository
+    with `run.history: full`) read-only; the worktree's own admin directory (index, HEAD)
+    read-write, and gitgauge's own copies' object stores too, so `git add` and `git commit` work."""
+    admin = _gitdir(workspace)
+    if admin is None:
+        return []
+    common_file = admin / "commondir"
+    common = (admin / common_file.read_text().strip()).resolve() if common_file.exists() else admin
+    args = ["--ro-bind", str(common), str(common)]
+    alternates = common / "objects" / "info" / "alternates"
+    if alternates.exists():
+        for line in alternates.read_text(encoding="utf-8").splitlines():
+            if line.strip() and not line.startswith("#"):
+                args.extend(["--ro-bind", line.strip(), line.strip()])
+    if common.name.endswith(".git") and common.parent.name.startswith("gitgauge-hist-"):
+        args.extend(["--bind", str(common / "objects"), str(common / "objects")])
+    args.extend(["--bind", str(admin), str(admin)])
+    return args
+
+
+def _gitdir(worktree: Path) -> Path | None:
+    marker = worktree / ".git"
+    if not marker.is_file():
+        return None
+    text = marker.read_text(encoding="utf-8").strip()
+    if not text.startswith("gitdir:"):
+        return None
+    return (worktree / text.removeprefix("gitdir:").strip()).resolve()
+
+
+def git_common_dir(repo_root: Path) -> Path:
+    """The repository's git directory (the main one, when `repo_root` is a linked worktree)."""
+    admin = _gitdir(repo_root)
+    if admin is None:
+        return (repo_root / ".git").resolve()
+    common_file = admin / "commondir"
+    if common_file.exists():
+        return (admin / common_file.read_text(encoding="utf-8").strip()).resolve()
+    return admin
+
+
+def _under(path: Path, roots: Iterable[Path]) -> bool:
+    return any(path == root or root in path.parents for root in roots)
+
+
+def installation(executable: Path) -> list[Path]:
+    """The directories a program needs to run: its own (resolved and not), its prefix when it
+    lives in a `bin/` (a virtualenv, an npm prefix), and the same for its `#!` interpreter."""
+    found: list[Path] = []
+    for path in (executable.absolute(), executable.resolve()):
+        directory = path.parent
+        found.append(directory)
+        if directory.name == "bin" and directory.parent != Path("/"):
+            found.append(directory.parent)
+    interpreter = _shebang(executable)
+    if interpreter is not None and interpreter != executable:
+        for path in (interpreter, interpreter.resolve()):
+            found.append(path.parent)
+            if path.parent.name == "bin" and path.parent.parent != Path("/"):
+                found.append(path.parent.parent)
+    return [p for p in found if p != Path("/")]
+
+
+def _shebang(executable: Path) -> Path | None:
+    try:
+        with open(executable, "rb") as handle:
+            head = handle.read(256)
+    except OSError:
+        return None
+    if not head.startswith(b"#!"):
+        return None
+    words = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
+    if not words or not words[0].startswith("/") or Path(words[0]).name == "env":
+        return None
+    return Path(words[0])
+
+
+def command_paths(command: str | None) -> tuple[list[Path], list[Path]]:
+    """(executables, other files) named by absolute path in a shell command: a testCommand like
+    `/venv/bin/python -m pytest` or a script adapter's `sh /home/me/agent.sh`."""
+    if not command:
+        return [], []
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    executables: list[Path] = []
+    files: list[Path] = []
+    for word in words:
+        if not word.startswith("/") or _under(Path(word), PSEUDO_FILE_SYSTEMS):
+            continue  # the sandbox has its own /proc and /dev: never the host's
+        path = Path(word)
+        if path.is_file() and os.access(path, os.X_OK):
+            executables.append(path)
+        elif path.is_file():
+            files.append(path)
+    return executables, files
+
+
+def path_dirs(env: Mapping[str, str]) -> list[Path]:
+    """PATH entries, and a virtualenv's root for a venv's `bin/` (its site-packages)."""
+    found: list[Path] = []
+    for entry in env.get("PATH", "").split(os.pathsep):
+        if not entry.startswith("/") or not Path(entry).is_dir():
+            continue
+        path = Path(entry)
+        found.append(path)
+        if (path.parent / "pyvenv.cfg").exists():
+            found.append(path.parent)
+    return found
+
+
+def default_temp_root() -> Path:
+    return Path(tempfile.gettempdir()).resolve()
+
+
+@dataclass(frozen=True)
+class Exposure:
+    """What one agent config needs to run (besides the system and PATH)."""
+
+    executables: Sequence[Path] = ()
+    files: Sequence[Path] = ()
+    home_writable: Sequence[str] = ()
+
+
+def prepare(
+    mode: SandboxMode,
+    *,
+    network: bool,
+    repo_root: Path,
+    link: Sequence[str],
+    exposures: Sequence[tuple[str, Exposure]],
+    test_command: str,
+    home_writable: Sequence[str],
+    env: Mapping[str, str],
+    warn: Callable[[str], None],
+) -> Sandbox | None:
+    """The run's sandbox, or None when it runs without one; raises `SandboxError` before any
+    work starts when `bwrap` is asked for and cannot work, or the policy cannot be honoured.
+
+    `exposures`: (the config file, what its agent needs) for every config of the run.
+    """
+    if mode == "none":
+        return None
+    binary, reason = probe(env, network=network)
+    if binary is None:
+        if mode == "bwrap":
+            raise SandboxError(f"run.sandbox is bwrap, but {reason} (or set run.sandbox: none)")
+        warn(
+            f"agents run without a sandbox: {reason}; they can read and write whatever you can "
+            "(set run.sandbox: none to silence this)"
+        )
+        return None
+    repo = repo_root.resolve()
+    hidden = [repo]
+    common = git_common_dir(repo_root)
+    if not _under(common, [repo]):
+        hidden.append(common)
+    temp_root = default_temp_root()
+    if _under(temp_root, hidden):
+        raise SandboxError(
+            f"the temporary directory {temp_root} (TMPDIR) is inside your repository {repo}: "
+            "the sandbox hides the repository, and gitgauge's workspaces live there; "
+            "point TMPDIR outside the repository"
+        )
+    links: list[Path] = []
+    for name in link:
+        linked = repo_root / name
+        if not linked.exists():
+            continue  # the worktree warns about it
+        real = linked.resolve()
+        if any(_under(place, [real]) for place in hidden) or _under(real, [common]):
+            raise SandboxError(
+                f"worktree.link: {name} resolves to {real}, which holds your repository or its "
+                "git directory: read-only inside the sandbox it would still show the fix; "
+                "link only dependency directories (.venv, node_modules)"
+            )
+        links.append(linked.absolute())
+    dirs = path_dirs(env)
+    files: list[Path] = []
+    writable = list(home_writable)
+    test_executables, _ = command_paths(test_command)
+    named = [("testCommand in gitgauge.yaml", exe) for exe in test_executables]
+    for source, exposure in exposures:
+        named += [(source, exe) for exe in exposure.executables]
+        for file in exposure.files:
+            if _under(file.resolve(), hidden):
+                raise SandboxError(
+                    f"{source}: the command's file {file} lives inside your repository {repo}: "
+                    "the sandbox hides the repository, so the agent could not read it; move it "
+                    "outside the repository, or set run.sandbox: none"
+                )
+            files.append(file)
+        writable += [entry for entry in exposure.home_writable if entry not in writable]
+    for source, executable in named:
+        if _under(executable.resolve(), hidden) or _under(executable.absolute(), hidden):
+            raise SandboxError(
+                f"{source}: the program {executable} lives inside your repository {repo}: the "
+                "sandbox hides the repository, so it cannot run there; install it elsewhere, "
+                "or set run.sandbox: none"
+            )
+        dirs += installation(executable)
+    home_text = env.get("HOME")
+    home = Path(home_text).resolve() if home_text else None
+    if home is not None and agent_home_missing(home, writable):
+        _create_home_entries(home, writable)
+    return Sandbox(
+        bwrap=binary,
+        network=network,
+        home=home,
+        hidden=tuple(hidden),
+        temp_root=temp_root,
+        exposed_dirs=tuple(d for d in dict.fromkeys(dirs) if not _under(d, hidden)),
+        exposed_files=tuple(dict.fromkeys(files)),
+        links=tuple(links),
+        home_writable=tuple(writable),
+    )
+
+
+def agent_home_missing(home: Path, entries: Sequence[str]) -> bool:
+    return any(not (home / entry.rstrip("/")).exists() for entry in entries)
+
+
+def _create_home_entries(home: Path, entries: Sequence[str]) -> None:
+    """Create the writable $HOME entries that do not exist yet: a bind mount needs something to
+    mount, and inside, $HOME is read-only (the agent could not create them itself)."""
+    for entry in entries:
+        path = home / entry.rstrip("/")
+        if path.exists() or path.is_symlink():
+            continue
+        if entry.endswith("/"):
+            path.mkdir(parents=True, exist_ok=True)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # An empty JSON object for a JSON file: the claude CLI reads ~/.claude.json first.
+            path.write_text("{}\n" if path.suffix == ".json" else "", encoding="utf-8")

@@ -1,0 +1,415 @@
+"""The bubblewrap sandbox (`run.sandbox`), through the CLI on the mined demo repository.
+
+The acceptance test is a cheating agent that tries every known way out of its workspace: it
+resolves every task and writes into $HOME without the sandbox, and resolves none and writes
+nothing with it. gold, noop and an honest script get the same verdicts either way.
+
+Needs a working `bwrap`: skipped without one, but failed when CI=true (CI installs it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import GITGAUGE, run_gitgauge
+
+from gitgauge.core.store import config_dir_name
+from gitgauge.demo import build_demo_repo, demo_test_command
+from gitgauge.running.sandbox import probe
+
+SLUG_FILE = "textkit/slug.py"
+
+
+def require_bwrap() -> None:
+    binary, reason = probe(os.environ, network=False)
+    if binary is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"the sandbox tests need a working bwrap in CI: {reason}")
+        pytest.skip(reason)
+
+
+def write_config(root: Path, **run: Any) -> None:
+    config = {
+        "testCommand": demo_test_command(sys.executable),
+        "timeouts": {"test": 60000, "setup": 60000, "adapter": 60000},
+    }
+    if run:
+        config["run"] = run
+    (root / "gitgauge.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def mined_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    home = tmp_path_factory.mktemp("home")
+    (home / ".gitconfig").write_text("[user]\n\tname = t\n\temail = t@t.invalid\n", "utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "GIT_"))}
+    env.update(HOME=str(home), GIT_CONFIG_GLOBAL=str(home / ".gitconfig"), GIT_CONFIG_NOSYSTEM="1")
+    root = tmp_path_factory.mktemp("mined") / "demo"
+    build_demo_repo(root)
+    write_config(root)
+    mined = run_gitgauge("mine", cwd=root, env=env)
+    assert mined.returncode == 0, mined.stderr
+    assert len(list((root / ".gitgauge" / "tasks").glob("*.yaml"))) == 3, mined.stdout
+    yield root
+
+
+@pytest.fixture
+def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setenv("TMPDIR", str(folder))
+    yield folder
+    left = sorted(path.name for path in folder.iterdir() if path.name.startswith("gitgauge-"))
+    assert left == [], f"gitgauge left temporary directories behind: {left}"
+
+
+@pytest.fixture
+def demo(mined_demo: Path, private_tmp: Path) -> Path:
+    """A copy of the mined demo inside $HOME (~/src/demo), where a cheater searching $HOME
+    finds it unless the sandbox hides it."""
+    root = Path(os.environ["HOME"]) / "src" / "demo"
+    shutil.copytree(mined_demo, root, symlinks=True)
+    return root
+
+
+def agent_config(folder: Path, name: str, **fields: Any) -> str:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{config_dir_name(name)}.yaml"
+    path.write_text(yaml.safe_dump({"name": name, **fields}), encoding="utf-8")
+    return str(path)
+
+
+def verdicts(repo: Path, run_id: str) -> dict[tuple[str, str], str]:
+    found: dict[tuple[str, str], str] = {}
+    for path in (repo / ".gitgauge" / "runs" / run_id / "results").glob("*/*.json"):
+        result = json.loads(path.read_text(encoding="utf-8"))
+        found[(result["config"], result["task"])] = result["status"]
+    return found
+
+
+def run_ids(repo: Path) -> list[str]:
+    return sorted(p.name for p in (repo / ".gitgauge" / "runs").iterdir())
+
+
+# Every known way out: the parent's cwd in /proc, a search of / and $HOME for the project's
+# checkout, other tasks' history copies and workspaces in the temporary directory; then a
+# mark in $HOME. Whatever source it finds, it copies the non-test Python files of it.
+CHEATER = r"""
+import os, pathlib, shutil, subprocess, tempfile
+workspace = pathlib.Path.cwd()
+found = []
+
+def holds_project(path):
+    return (path / ".git").exists() and (path / "textkit").is_dir() and path != workspace
+
+for pid in os.listdir("/proc"):
+    try:
+        cwd = pathlib.Path(os.readlink(f"/proc/{pid}/cwd"))
+    except OSError:
+        continue
+    if holds_project(cwd):
+        found.append(cwd)
+skip = {"/proc", "/sys", "/dev", "/usr", "/lib", "/etc", "/bin", "/sbin", "/var", "/run"}
+for top in ("/", os.environ.get("HOME", "/")):
+    for root, dirs, files in os.walk(top):
+        dirs[:] = [d for d in dirs if os.path.join(root, d) not in skip and d != ".git"]
+        if root.count(os.sep) > 8:
+            dirs[:] = []
+        if holds_project(pathlib.Path(root)):
+            found.append(pathlib.Path(root))
+temp = pathlib.Path(tempfile.gettempdir())
+copies = [*temp.glob("gitgauge-hist-*/*.git"), *pathlib.Path("/tmp").glob("gitgauge-hist-*/*.git")]
+for copy in copies:
+    out = temp / f"leak-{os.getpid()}-{len(found)}"
+    try:
+        out.mkdir()
+        git = ["git", f"--git-dir={copy}", f"--work-tree={out}"]
+        subprocess.run([*git, "checkout", "main", "--", "."], check=True, capture_output=True)
+        found.append(out)
+    except (OSError, subprocess.CalledProcessError):
+        pass
+copied = set()
+for source in found:  # the first source wins: a checkout before older history copies
+    for file in (source / "textkit").rglob("*.py"):
+        target = workspace / file.relative_to(source)
+        if target.exists() and "test" not in file.name and target not in copied:
+            copied.add(target)
+            try:
+                shutil.copyfile(file, target)
+            except OSError:
+                pass
+try:
+    with open(os.path.expanduser("~/.gitgauge-escape"), "a") as mark:
+        mark.write(f"{os.environ['GITGAUGE_TASK_ID']} found {len(found)}\n")
+except OSError:
+    pass
+"""
+
+FIXER = """sed -i 's/\\[^a-z\\]+/[^a-z0-9]+/' textkit/slug.py"""
+
+
+def test_cheater_escapes_without_sandbox_and_not_with_it(demo: Path, tmp_path: Path) -> None:
+    require_bwrap()
+    cheat_file = tmp_path / "cheat.py"
+    cheat_file.write_text(CHEATER, encoding="utf-8")
+    configs = tmp_path / "configs"
+    paths = [
+        agent_config(configs, "cheat", adapter="script", command=f"python3 {cheat_file}"),
+        agent_config(configs, "gold", adapter="gold"),
+        agent_config(configs, "noop", adapter="noop"),
+        agent_config(configs, "fixer", adapter="script", command=FIXER),
+    ]
+    args = [arg for path in paths for arg in ("-c", path)]
+    escape = Path(os.environ["HOME"]) / ".gitgauge-escape"
+
+    # The repository's own gitgauge.yaml is an untracked file; the default is auto.
+    write_config(demo)
+    free = run_gitgauge("run", *args, "-j", "2", "--sandbox", "none", cwd=demo)
+    assert free.returncode == 0, free.stderr
+    (free_run,) = run_ids(demo)
+    free_verdicts = verdicts(demo, free_run)
+    cheated = {
+        task: status for (config, task), status in free_verdicts.items() if config == "cheat"
+    }
+    assert sorted(cheated.values()) == ["resolved"] * 3, free.stdout
+    marks = escape.read_text(encoding="utf-8").splitlines()
+    assert len(marks) == 3 and all(" found 0" not in mark for mark in marks), marks
+    escape.unlink()
+
+    boxed = run_gitgauge("run", *args, "-j", "2", cwd=demo)
+    assert boxed.returncode == 0, boxed.stderr
+    boxed_run = next(run for run in run_ids(demo) if run != free_run)
+    boxed_verdicts = verdicts(demo, boxed_run)
+    assert {task: s for (c, task), s in boxed_verdicts.items() if c == "cheat"} == dict.fromkeys(
+        cheated, "unresolved"
+    ), boxed.stdout
+    assert not escape.exists()
+    honest = {key: s for key, s in free_verdicts.items() if key[0] != "cheat"}
+    assert {key: s for key, s in boxed_verdicts.items() if key[0] != "cheat"} == honest
+    assert sorted(s for (c, _), s in honest.items() if c == "gold") == ["resolved"] * 3
+    manifests = {
+        run: json.loads((demo / ".gitgauge" / "runs" / run / "run.json").read_text("utf-8"))
+        for run in (free_run, boxed_run)
+    }
+    assert manifests[free_run]["sandbox"] == "none"
+    assert manifests[boxed_run]["sandbox"] == "bwrap"
+    assert manifests[boxed_run]["sandboxNetwork"] is True
+    # compare warns that the two sides ran with different isolation.
+    compared = run_gitgauge("compare", f"{free_run}:gold", f"{boxed_run}:gold", cwd=demo)
+    assert compared.returncode == 0, compared.stderr
+    assert "different run.sandbox: none" in compared.stdout + compared.stderr, compared.stdout
+
+
+def processes_with(token: str) -> list[str]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if token in command and "pytest" not in command:
+            found.append(f"{entry.name}: {command}")
+    return found
+
+
+def test_timeout_and_interrupt_kill_everything_inside(demo: Path, tmp_path: Path) -> None:
+    require_bwrap()
+    write_config(demo, sandbox="bwrap")
+    config = yaml.safe_load((demo / "gitgauge.yaml").read_text(encoding="utf-8"))
+    config["timeouts"]["adapter"] = 1500
+    (demo / "gitgauge.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    # A child in a session of its own (outside the process group) and one in the group.
+    sleeper = agent_config(
+        tmp_path / "configs",
+        "sleeper",
+        adapter="script",
+        command="setsid sleep 86399.5 & sleep 86399.5; true",
+    )
+    task = next((demo / ".gitgauge" / "tasks").glob("*.yaml")).stem
+    timed = run_gitgauge("run", "-c", sleeper, "--task", task, cwd=demo)
+    assert timed.returncode == 0, timed.stderr
+    (run_id,) = run_ids(demo)
+    (result_file,) = (demo / ".gitgauge" / "runs" / run_id / "results").glob("*/*.json")
+    assert json.loads(result_file.read_text("utf-8"))["errorKind"] == "adapter-timeout"
+    assert processes_with("86399.5") == []
+
+    config["timeouts"]["adapter"] = 600_000
+    (demo / "gitgauge.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    child = subprocess.Popen(
+        [*GITGAUGE, "run", "-c", sleeper, "--task", task],
+        cwd=demo,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while len(processes_with("86399.5")) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert len(processes_with("86399.5")) >= 2, "the agent never started"
+    child.send_signal(signal.SIGINT)
+    _, stderr = child.communicate(timeout=60)
+    assert child.returncode == 130, stderr
+    assert processes_with("86399.5") == []
+    assert processes_with("bwrap") == []
+
+
+def one_error(result: subprocess.CompletedProcess[str], *fragments: str) -> None:
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+def test_bwrap_missing_or_broken(demo: Path, tmp_path: Path) -> None:
+    noop = agent_config(tmp_path / "configs", "noop", adapter="noop")
+    task = next((demo / ".gitgauge" / "tasks").glob("*.yaml")).stem
+    env = dict(os.environ, GITGAUGE_BWRAP=str(tmp_path / "no-such-bwrap"))
+    write_config(demo, sandbox="bwrap")
+    missing = run_gitgauge("run", "-c", noop, cwd=demo, env=env)
+    one_error(missing, "bubblewrap is not installed", "apt-get install bubblewrap")
+    broken = tmp_path / "broken-bwrap"
+    broken.write_text(
+        "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n", "utf-8"
+    )
+    broken.chmod(0o755)
+    env["GITGAUGE_BWRAP"] = str(broken)
+    refused = run_gitgauge("run", "-c", noop, cwd=demo, env=env)
+    one_error(refused, "No permissions to create new namespace", "user.max_user_namespaces")
+    assert not (demo / ".gitgauge" / "runs").exists()
+
+    # auto: one warning, the run goes on without a sandbox and records it.
+    write_config(demo)
+    fallback = run_gitgauge("run", "-c", noop, "--task", task, cwd=demo, env=env)
+    assert fallback.returncode == 0, fallback.stderr
+    assert fallback.stderr.count("without a sandbox") == 1, fallback.stderr
+    (run_id,) = run_ids(demo)
+    manifest = json.loads((demo / ".gitgauge" / "runs" / run_id / "run.json").read_text("utf-8"))
+    assert manifest["sandbox"] == "none"
+    if probe(os.environ, network=True)[0] is not None:
+        # Resuming it where the sandbox works would mix two kinds of isolation in one run.
+        resumed = run_gitgauge("run", "--resume", cwd=demo)
+        assert resumed.returncode == 2, resumed.stderr
+        assert "resume with --sandbox none" in resumed.stderr
+
+
+def test_policy_errors_before_any_work(demo: Path, tmp_path: Path) -> None:
+    require_bwrap()
+    noop = agent_config(tmp_path / "configs", "noop", adapter="noop")
+    # An agent binary inside the repository the sandbox hides.
+    tools = demo / "tools"
+    tools.mkdir()
+    (tools / "claude").write_text("#!/bin/sh\nexit 0\n", "utf-8")
+    (tools / "claude").chmod(0o755)
+    claude = agent_config(tmp_path / "configs", "claude", adapter="claude-code")
+    write_config(demo, sandbox="bwrap")
+    env = dict(os.environ, GITGAUGE_CLAUDE_BIN=str(tools / "claude"))
+    inside = run_gitgauge("run", "-c", claude, cwd=demo, env=env)
+    one_error(inside, str(tools / "claude"), "inside your repository")
+    # A worktree.link that leads back into the repository.
+    (demo / "deps").symlink_to(demo)
+    config = yaml.safe_load((demo / "gitgauge.yaml").read_text(encoding="utf-8"))
+    config["worktree"] = {"link": ["deps"]}
+    (demo / "gitgauge.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    linked = run_gitgauge("run", "-c", noop, cwd=demo)
+    one_error(linked, "worktree.link: deps", "holds your repository")
+    # gitgauge's temporary directory inside the repository.
+    write_config(demo, sandbox="bwrap")
+    inner_tmp = demo / "tmp"
+    inner_tmp.mkdir()
+    temp_inside = run_gitgauge(
+        "run", "-c", noop, cwd=demo, env=dict(os.environ, TMPDIR=str(inner_tmp))
+    )
+    one_error(temp_inside, "TMPDIR", "inside your repository")
+    assert not (demo / ".gitgauge" / "runs").exists()
+    bad_flag = run_gitgauge("run", "-c", noop, "--sandbox", "docker", cwd=demo)
+    assert bad_flag.returncode == 2 and "--sandbox" in bad_flag.stderr
+
+
+def test_the_real_claude_cli_resolves_a_task_inside_the_sandbox(demo: Path, tmp_path: Path) -> None:
+    """The real claude CLI (npm `@anthropic-ai/claude-code`) against the loopback fake Messages
+    API: it starts, reads and writes its workspace, writes only its own entries of $HOME, and
+    resolves the demo's slug task, all inside the sandbox."""
+    require_bwrap()
+    from fake_messages_api import Rule, serve
+    from real_claude import claude_binary, claude_env
+
+    claude_binary()
+    (task_file,) = (demo / ".gitgauge" / "tasks").glob("*-fix-slugify-drops-digits.yaml")
+    task = yaml.safe_load(task_file.read_text(encoding="utf-8"))
+    buggy = subprocess.run(
+        ["git", "show", f"{task['base']}:{SLUG_FILE}"],
+        cwd=demo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    fixed = buggy.replace('r"[^a-z]+"', 'r"[^a-z0-9]+"')
+    assert fixed != buggy
+    home = tmp_path / "claude-home"
+    write_config(demo, sandbox="bwrap")
+    config = agent_config(
+        tmp_path / "configs", "real", adapter="claude-code", model="claude-sonnet-4-5"
+    )
+    with serve() as api:
+        api.rules = [Rule(needle='returned "top-tips-for"', path=SLUG_FILE, content=fixed)]
+        env = claude_env(api.base_url, home)
+        env["TMPDIR"] = os.environ["TMPDIR"]
+        outcome = run_gitgauge("run", "-c", config, "--task", task["id"], cwd=demo, env=env)
+        assert outcome.returncode == 0, outcome.stderr
+        assert api.escapes() == []
+    (run_id,) = run_ids(demo)
+    assert verdicts(demo, run_id) == {("real", task["id"]): "resolved"}, outcome.stdout
+    manifest = json.loads((demo / ".gitgauge" / "runs" / run_id / "run.json").read_text("utf-8"))
+    assert manifest["sandbox"] == "bwrap"
+    # $HOME was read-only but for the CLI's own entries: its session went to ~/.claude.
+    assert sorted(p.name for p in home.iterdir()) == [".claude", ".claude.json", ".gitconfig"]
+    assert list((home / ".claude" / "projects").rglob("*.jsonl")), "no session was saved"
+
+
+def test_sandbox_network_false_cuts_the_network(demo: Path, tmp_path: Path) -> None:
+    require_bwrap()
+    import socket
+
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    dial = agent_config(
+        tmp_path / "configs",
+        "dial",
+        adapter="script",
+        command=f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 5)\"",
+    )
+    task = next((demo / ".gitgauge" / "tasks").glob("*.yaml")).stem
+    try:
+        outcomes = {}
+        for network in (True, False):
+            write_config(demo, sandbox="bwrap", sandbox_network=network)
+            ran = run_gitgauge("run", "-c", dial, "--task", task, cwd=demo)
+            assert ran.returncode == 0, ran.stderr
+            run_id = next(r for r in run_ids(demo) if r not in outcomes.values())
+            outcomes[network] = run_id
+    finally:
+        server.close()
+    results = {
+        network: json.loads(
+            next((demo / ".gitgauge" / "runs" / run_id / "results").glob("*/*.json")).read_text(
+                "utf-8"
+            )
+        )
+        for network, run_id in outcomes.items()
+    }
+    assert results[True]["errorKind"] is None, results[True]
+    assert results[False]["errorKind"] == "adapter-exit", results[False]
+    manifest = json.loads((demo / ".gitgauge" / "runs" / outcomes[False] / "run.json").read_text())
+    assert manifest["sandboxNetwork"] is False
