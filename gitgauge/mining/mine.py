@@ -18,7 +18,8 @@ from gitgauge.core.parallel import in_order
 from gitgauge.core.records import PromptQuality, RepoConfig, Task
 from gitgauge.core.store import Store, atomic_write_json
 from gitgauge.core.worktree import Warn, warn_once
-from gitgauge.mining import classify
+from gitgauge.mining import classify, merges
+from gitgauge.mining.merges import MergeSummary
 from gitgauge.mining.verify import Verdict, verify
 
 # Stop early when the test command cannot even start this many times in a row with no success:
@@ -45,6 +46,8 @@ class MineSummary:
     skipped_title_only: int = 0
     rejected: Counter[str] = field(default_factory=Counter)
     tasks: list[Task] = field(default_factory=list)
+    merge: MergeSummary | None = None
+    """Merge-conflict mining (`--merges`); None when it was off."""
 
     @property
     def verified_rich(self) -> int:
@@ -61,13 +64,22 @@ class Candidate:
     quality: PromptQuality
 
 
-def find_candidates(repo: Repository, *, last: int, summary: MineSummary) -> Iterator[Candidate]:
-    """Classify the last `last` commits of HEAD in one streamed `git log`; count as it goes."""
+def find_candidates(
+    repo: Repository,
+    *,
+    last: int,
+    summary: MineSummary,
+    merge_commits: list[Commit] | None = None,
+) -> Iterator[Candidate]:
+    """Classify the last `last` commits of HEAD in one streamed `git log`; count as it goes.
+    Merge commits go to `merge_commits` when given."""
     shallow = repo.shallow_boundary()
     for commit in repo.log("HEAD", max_count=last):
         summary.scanned += 1
         if len(commit.parents) > 1:
             summary.merges += 1
+            if merge_commits is not None:
+                merge_commits.append(commit)
             continue
         # A shallow clone's boundary commits look like roots: their parents were not fetched.
         if not commit.parents and commit.sha not in shallow:
@@ -118,6 +130,7 @@ def mine(
     warn: Warn,
     events: MineEvents | None = None,
     prepare_task: Callable[[Task, Commit], Task] | None = None,
+    with_merges: bool | None = None,
 ) -> MineSummary:
     """Scan, verify and save. `prepare_task` may rewrite a verified task before it is saved
     (prompt rewriting); it must not raise for failures it can recover from. With `dry_run`,
@@ -134,9 +147,14 @@ def mine(
 
     summary = MineSummary()
     mined = store.mined_fix_shas(warn=warn)
+    merge_commits: list[Commit] | None = (
+        [] if (config.mine.merges if with_merges is None else with_merges) else None
+    )
     # Candidates are few compared with commits: holding them keeps memory bounded by candidates.
     to_verify: list[Candidate] = []
-    for candidate in find_candidates(repo, last=count, summary=summary):
+    for candidate in find_candidates(
+        repo, last=count, summary=summary, merge_commits=merge_commits
+    ):
         sha = candidate.commit.sha
         earlier = None if force else store.load_judgement(judgement_key(sha, config))
         if sha in mined:
@@ -183,6 +201,74 @@ def mine(
         and not (summary.judged_before or summary.already_mined)
     ):
         raise _never_started(config, f"at every candidate ({len(to_verify)})")
+    if merge_commits is not None:
+        summary.merge = _mine_merges(
+            repo,
+            config,
+            store,
+            merge_commits,
+            mined=mined,
+            force=force,
+            dry_run=dry_run,
+            jobs=jobs,
+            warn=warn,
+            events=events,
+        )
+    return summary
+
+
+def _mine_merges(
+    repo: Repository,
+    config: RepoConfig,
+    store: Store,
+    commits: list[Commit],
+    *,
+    mined: set[str],
+    force: bool,
+    dry_run: bool,
+    jobs: int,
+    warn: Warn,
+    events: MineEvents,
+) -> merges.MergeSummary:
+    """Merge-conflict tasks from the merge commits among the scanned ones (see `merges`)."""
+    summary = merges.MergeSummary(merges=len(commits))
+    to_verify: list[merges.MergeCandidate] = []
+    for commit in commits:
+        if commit.sha in mined:
+            summary.already_mined += 1
+            events.on_skip(commit, "already mined (merge task)")
+            continue
+        earlier = None if force else store.load_judgement(judgement_key(commit.sha, config))
+        if earlier is not None:
+            summary.judged_before += 1
+            events.on_skip(commit, f"judged before: {earlier}")
+            continue
+        found = merges.classify_merge(repo, commit, max_conflicts=config.mine.maxConflicts)
+        if isinstance(found, tuple):
+            reason, detail = found
+            summary.skipped[reason] += 1
+            events.on_skip(commit, f"merge skipped: {reason}" + (f" ({detail})" if detail else ""))
+            continue
+        summary.conflicted += 1
+        if dry_run:
+            events.on_skip(commit, f"merge candidate ({found.regions} conflict(s))")
+        else:
+            to_verify.append(found)
+    verdicts = merges.verify_all(
+        repo, config, to_verify, jobs=jobs, warn=warn, on_start=events.on_start
+    )
+    try:
+        for verdict in verdicts:
+            task = verdict.task
+            assert task is not None
+            # Not rewritten (`prepare_task`): the prompt is gitgauge's own account of the
+            # situation, spoiler-free by construction, and a rewrite would be shown the
+            # merge's diff, which is the resolution.
+            store.save_task(task)
+            summary.tasks.append(task)
+            events.on_verdict(Verdict(verdict.commit, task, None, verdict.detail))
+    finally:
+        verdicts.close()
     return summary
 
 

@@ -31,6 +31,7 @@ from gitgauge.core.store import (
 )
 from gitgauge.core.worktree import Warn
 from gitgauge.running.adapters.base import Adapter, AdapterContext, AdapterOutcome, create
+from gitgauge.running.merge_run import score_merge_pair
 from gitgauge.running.scoring import diffstat
 from gitgauge.running.scoring.grade import grade
 from gitgauge.running.scoring.protect import WorkspaceEscape, protect
@@ -116,7 +117,8 @@ def _select_tasks(repo: Repository, store: Store, task_id: str | None, *, warn: 
         tasks = chosen
     usable: list[Task] = []
     for task in tasks:
-        missing = [sha for sha in (task.base, task.fix) if not repo.has_commit(sha)]
+        needed = (task.base, task.fix, *([task.other] if task.other else []))
+        missing = [sha for sha in needed if not repo.has_commit(sha)]
         if missing:
             warn(
                 f"skipping task {task.id}: commit {missing[0][:12]} is not in this repository "
@@ -282,6 +284,7 @@ def _run_all(
             link=pair.config.worktree.link,
             warn=pair.warn,
             copies=sources,
+            other=job.task.other if job.task.kind == "merge" else None,
         ) as prepared:
             return pair.run(job.planned, job.task, prepared, attempt=job.attempt, slot=slot)
 
@@ -316,7 +319,7 @@ class _Pair:
         started = _now()
         log_dir = self.store.log_dir(self.run_id, planned.config.name, task.id, attempt)
         log_dir.mkdir(parents=True, exist_ok=True)
-        fields: dict[str, Any] = {}
+        fields: dict[str, Any] = {"kind": task.kind}
         checkout_before = self.repo.checkout_state()
         try:
             self._score(planned, task, prepared, log_dir, fields, slot=slot)
@@ -358,6 +361,20 @@ class _Pair:
         """Fill `fields` of the result step by step, so an error keeps what was measured."""
         link = self.config.worktree.link
         with prepared.workspace() as workspace:
+            if task.kind == "merge":
+                score_merge_pair(
+                    self.repo,
+                    self.config,
+                    planned.adapter,
+                    task,
+                    workspace,
+                    log_dir,
+                    fields,
+                    slot=slot,
+                    setup=self._setup,
+                    outcome_fields=_outcome_fields,
+                )
+                return
             env = process.clean_env(cwd=workspace, extra={"GITGAUGE_JOB": str(slot)})
             setup_error = self._setup(workspace, env, log_dir)
             if setup_error is not None:
