@@ -180,7 +180,7 @@ def build_merge_repo(root: Path) -> MergeRepo:
         "Test add more",
         {
             "tests/test_calc.py": tests.replace(head, head + "import math\n").replace(
-                "def test_add():\n", "def test_add():\n    assert add(0, 0) == 0\n"
+                "def test_greet():\n", "def test_greet():\n    assert add(0, 0) == 0\n"
             )
         },
     )
@@ -188,13 +188,13 @@ def build_merge_repo(root: Path) -> MergeRepo:
         "Test add with negatives",
         files={
             "tests/test_calc.py": tests.replace(head, head + "import os\n").replace(
-                "def test_add():\n", "def test_add():\n    assert add(-1, 1) == 0\n"
+                "def test_greet():\n", "def test_greet():\n    assert add(-1, 1) == 0\n"
             )
         },
     )
     tests = tests.replace(head, head + "import math\nimport os\n").replace(
-        "def test_add():\n",
-        "def test_add():\n    assert add(-1, 1) == 0\n    assert add(0, 0) == 0\n",
+        "def test_greet():\n",
+        "def test_greet():\n    assert add(-1, 1) == 0\n    assert add(0, 0) == 0\n",
     )
     resolved = {"tests/test_calc.py": tests}
     found.merges["test-file"] = _merge(repo, ["more-tests"], resolved, "Merge branch 'more-tests'")

@@ -74,6 +74,20 @@ class HistoryCopy:
         _git_ok(["git", "symbolic-ref", "HEAD", "refs/heads/main"], cwd=root)
         return copy
 
+    def overlay(self, root: Path) -> HistoryCopy:
+        """A new, empty bare repository at `root` that reads this copy's objects through
+        `objects/info/alternates` and writes its own: what one agent stages or commits stays
+        out of the copy that the task's other configs work in (gold's staged resolution would
+        otherwise be readable by the next agent)."""
+        _git_ok(["git", "init", "--bare", "--quiet", "--template=", str(root)], cwd=root.parent)
+        stores = (*self.borrowed, self)
+        (root / "objects" / "info").mkdir(parents=True, exist_ok=True)
+        alternates = "".join(f"{copy.root / 'objects'}\n" for copy in stores)
+        (root / "objects" / "info" / "alternates").write_text(alternates, encoding="utf-8")
+        _git_ok(["git", "update-ref", "refs/heads/main", self.commit], cwd=root)
+        _git_ok(["git", "symbolic-ref", "HEAD", "refs/heads/main"], cwd=root)
+        return HistoryCopy(root, self.commit, stores)
+
     def worktree_add(self, path: Path, commit: str) -> None:
         _git_ok(
             ["git", *NO_HOOKS, "worktree", "add", "--detach", "--quiet", str(path), commit],

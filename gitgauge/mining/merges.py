@@ -57,6 +57,15 @@ def is_docs_or_lock(path: str) -> bool:
     return name.suffix.lower() in MARKDOWN_SUFFIXES or name.name in LOCK_FILE_NAMES
 
 
+def recorded_parents(repo: Repository, sha: str) -> tuple[str, ...]:
+    """The parents a commit object names, also where a shallow clone hides them."""
+    raw = repo.git("cat-file", "commit", sha)
+    header = raw.split("\n\n", 1)[0]
+    return tuple(
+        line[len("parent ") :] for line in header.splitlines() if line.startswith("parent ")
+    )
+
+
 def difficulty(files: int, regions: int) -> MergeDifficulty:
     """GitGoodBench's difficulty: easy 1 file 1 conflict, medium 1 file more, hard more files."""
     if files <= 1:

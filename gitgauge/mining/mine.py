@@ -9,7 +9,7 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 
 from gitgauge.core.errors import ConfigError, GitError, UsageError
@@ -81,6 +81,14 @@ def find_candidates(
             if merge_commits is not None:
                 merge_commits.append(commit)
             continue
+        if commit.sha in shallow and merge_commits is not None:
+            # A shallow clone shows its boundary commits without parents; the commit object
+            # still names them, and a merge among them is counted (its parents are missing).
+            recorded = merges.recorded_parents(repo, commit.sha)
+            if len(recorded) > 1:
+                summary.merges += 1
+                merge_commits.append(replace(commit, parents=recorded))
+                continue
         # A shallow clone's boundary commits look like roots: their parents were not fetched.
         if not commit.parents and commit.sha not in shallow:
             summary.roots += 1

@@ -154,6 +154,10 @@ class TaskWorkspaces:
     @contextmanager
     def workspace(self) -> Iterator[Path]:
         """A fresh checkout of `base` with `worktree.link` linked; removed afterwards."""
+        if self._copy is not None and self.other is not None:
+            with self._overlay_workspace(self._copy) as path:
+                yield path
+            return
         host = self._copy if self._copy is not None else self.repo
         with checkout(
             host,
@@ -164,3 +168,25 @@ class TaskWorkspaces:
             warn=self.warn,
         ) as path:
             yield path
+
+    @contextmanager
+    def _overlay_workspace(self, copy: HistoryCopy) -> Iterator[Path]:
+        """A merge task's checkout in a repository of its own that reads the task's copy:
+        the objects one agent writes (staging its resolution) stay out of the next one's way."""
+        with deferred():
+            holder = Path(tempfile.mkdtemp(prefix=HISTORY_PREFIX))
+            write_owner(holder, repository=self.repo.root, kind="history")
+        try:
+            host = copy.overlay(holder / "pair.git")
+            with checkout(
+                host,
+                self.base,
+                link=self.link,
+                link_from=self.repo.root,
+                owner_repository=self.repo.root,
+                warn=self.warn,
+            ) as path:
+                yield path
+        finally:
+            with deferred():
+                shutil.rmtree(holder, ignore_errors=True)
