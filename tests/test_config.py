@@ -142,7 +142,7 @@ def test_the_example_file_documents_and_sets_every_key() -> None:
     config = parse_config_text(text, RepoConfig, source="gitgauge.yaml.example")
     raw = yaml.safe_load(text)
     assert set(raw) == set(RepoConfig.model_fields)
-    assert set(raw["mine"]) == {"last"}
+    assert set(raw["mine"]) == {"last", "merges", "maxConflicts"}
     assert set(raw["timeouts"]) == {"test", "setup", "adapter"}
     assert set(raw["worktree"]) == {"link"}
     assert set(raw["run"]) == {"history"}

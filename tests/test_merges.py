@@ -47,6 +47,8 @@ class Mined:
     results: dict[tuple[str, str], dict[str, Any]]
     """(config, scenario or "fix") -> result record."""
     report: str
+    compare: tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]
+    """`compare noop gold` without and with `--kind merge`."""
     journal: Path
     before: dict[str, str]
     after: dict[str, str]
@@ -94,6 +96,8 @@ def mined(tmp_path_factory: pytest.TempPathFactory) -> Mined:
         assert run.returncode == 0, run.stderr + run.stdout
         report = run_gitgauge("report", cwd=root, env=env)
         assert report.returncode == 0, report.stderr
+        mixed = run_gitgauge("compare", "noop", "gold", cwd=root, env=env)
+        merge_only = run_gitgauge("compare", "noop", "gold", "--kind", "merge", cwd=root, env=env)
         after = GitRepo(root).snapshot()
     by_sha = {sha: scenario for scenario, sha in built.merges.items()}
     tasks: dict[str, dict[str, Any]] = {}
@@ -113,6 +117,7 @@ def mined(tmp_path_factory: pytest.TempPathFactory) -> Mined:
         mine_output=mine.stdout,
         results=results,
         report=report.stdout,
+        compare=(mixed, merge_only),
         journal=journal,
         before=before,
         after=after,
@@ -247,6 +252,14 @@ def test_the_report_shows_fix_and_merge_rows_with_an_exact_column(mined: Mined) 
     assert rows[("gold", "merge")][2:4] == ["4/4", "4/4"]
     assert rows[("noop", "merge")][2:4] == ["0/4", "0/4"]
     assert rows[("ours", "merge")][2:4] == ["2/4", "0/4"]
+
+
+def test_compare_takes_one_kind_at_a_time(mined: Mined) -> None:
+    mixed, merge_only = mined.compare
+    assert mixed.returncode == 2
+    assert "--kind fix or --kind merge" in mixed.stderr
+    assert merge_only.returncode == 0, merge_only.stderr
+    assert "Compared on the 4 tasks both ran" in merge_only.stdout
 
 
 def test_the_users_checkout_is_untouched_and_nothing_is_left_behind(mined: Mined) -> None:

@@ -57,6 +57,26 @@ def merge_config(root: Path) -> list[str]:
     return options
 
 
+MIN_GIT_VERSION = (2, 38)
+"""`git merge-tree --write-tree` came with git 2.38."""
+
+
+def check_git_version(root: Path) -> None:
+    """Raise when git is too old to re-merge without a work tree."""
+    result = process.run(["git", "--version"], cwd=root, tail_bytes=None)
+    words = result.stdout_tail.split()
+    numbers = words[2].split(".")[:2] if len(words) > 2 else []
+    try:
+        found = tuple(int(number) for number in numbers)
+    except ValueError:
+        return  # an unusual version string: let git itself say what it cannot do
+    if found < MIN_GIT_VERSION:
+        raise GitError(
+            f"mining merge tasks needs git 2.38 or later (`git merge-tree --write-tree`); "
+            f"this is {' '.join(words[2:3])}: upgrade git, or mine without --merges"
+        )
+
+
 @dataclass(frozen=True)
 class ReMerge:
     """What re-merging two commits gives, without touching any work tree or ref."""

@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 
 from gitgauge.core.errors import ConfigError, GitError, UsageError
 from gitgauge.core.git import Commit, Repository
+from gitgauge.core.mergetree import check_git_version
 from gitgauge.core.parallel import in_order
 from gitgauge.core.records import PromptQuality, RepoConfig, Task
 from gitgauge.core.store import Store, atomic_write_json
@@ -158,6 +159,8 @@ def mine(
     merge_commits: list[Commit] | None = (
         [] if (config.mine.merges if with_merges is None else with_merges) else None
     )
+    if merge_commits is not None:
+        check_git_version(repo.root)
     # Candidates are few compared with commits: holding them keeps memory bounded by candidates.
     to_verify: list[Candidate] = []
     for candidate in find_candidates(
