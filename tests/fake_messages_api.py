@@ -1,0 +1,347 @@
+"""A loopback fake of the Anthropic Messages API with a scripted "model", for the REAL claude CLI.
+
+A threaded `http.server` on 127.0.0.1 (port 0: the OS picks a free one). It answers
+`POST /v1/messages` streaming (server-sent events: `message_start`, `content_block_start`,
+`content_block_delta`, `content_block_stop`, `message_delta` with usage, `message_stop`) or as one
+JSON object, whichever the request asks for, and answers any other path minimally (`{}` for GET,
+404 for other POSTs). Every request is recorded in `requests` (path, headers, JSON body).
+
+The "model" is a list of `Rule`s. A request of the CLI's agent loop (one that offers the `Write`
+tool) is matched against the rules in order: the first whose `needle` occurs in the request's
+text (system prompt, tool descriptions and messages, flattened) plays its script, step by step,
+counted by the `tool_result`s already in the conversation: `Read` the file (the CLI refuses to
+write a file it has not read), then `Write` it with the rule's content, then end the turn with a
+short text. A request no rule matches, and every auxiliary request (a title, a quota check, a
+small model's summary: no `Write` tool offered), gets a plain end-turn text that touches nothing.
+
+Usage in every answer is fixed (`INPUT_TOKENS`, `OUTPUT_TOKENS`, ...) so tests can assert the
+tokens gitgauge records. Point the CLI at it with `ANTHROPIC_BASE_URL=fake.base_url`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+INPUT_TOKENS = 1000
+OUTPUT_TOKENS = 50
+CACHE_CREATION_INPUT_TOKENS = 0
+CACHE_READ_INPUT_TOKENS = 0
+PLAIN_ANSWER = "I looked at the code and changed nothing."
+DONE_ANSWER = "Fixed it."
+
+_WORKING_DIRECTORY = re.compile(r"(?:Primary working|Working) directory: (\S+)")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """When a request of the agent loop contains `needle`: write `content` to `path` (relative
+    to the CLI's working directory), then end the turn."""
+
+    needle: str
+    path: str
+    content: str
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]
+    """Header names lower-cased."""
+    body: Any
+    """The decoded JSON body (None when it was not JSON or there was none)."""
+
+    @property
+    def is_messages(self) -> bool:
+        return self.method == "POST" and self.path.split("?")[0].rstrip("/") == "/v1/messages"
+
+    @property
+    def tool_names(self) -> list[str]:
+        tools = self.body.get("tools") if isinstance(self.body, dict) else None
+        if not isinstance(tools, list):
+            return []
+        return [str(tool.get("name")) for tool in tools if isinstance(tool, dict)]
+
+    @property
+    def is_agent_loop(self) -> bool:
+        """A request of the CLI's main loop: one that offers the file-writing tool."""
+        return self.is_messages and "Write" in self.tool_names
+
+    @property
+    def text(self) -> str:
+        """Every string the request carried, joined: system prompt, tool names and
+        descriptions, message texts and tool results."""
+        if not isinstance(self.body, dict):
+            return ""
+        parts: list[str] = []
+        _collect(self.body.get("system"), parts)
+        for tool in self.body.get("tools") or []:
+            if isinstance(tool, dict):
+                parts.append(str(tool.get("name", "")))
+                parts.append(str(tool.get("description", "")))
+                parts.append(json.dumps(tool.get("input_schema", {})))
+        for message in self.body.get("messages") or []:
+            if isinstance(message, dict):
+                _collect(message.get("content"), parts)
+        return "\n".join(parts)
+
+    @property
+    def tool_results(self) -> int:
+        """How many `tool_result` blocks the conversation holds so far."""
+        count = 0
+        for message in (self.body or {}).get("messages") or []:
+            content = message.get("content") if isinstance(message, dict) else None
+            if isinstance(content, list):
+                count += sum(
+                    1 for b in content if isinstance(b, dict) and b.get("type") == "tool_result"
+                )
+        return count
+
+    @property
+    def working_directory(self) -> str | None:
+        found = _WORKING_DIRECTORY.search(self.text)
+        return found.group(1) if found else None
+
+
+def _collect(value: Any, parts: list[str]) -> None:
+    """The strings of a content value (a string, or a list of blocks, nested in tool results)."""
+    if isinstance(value, str):
+        parts.append(value)
+    elif isinstance(value, list):
+        for block in value:
+            if isinstance(block, dict):
+                if isinstance(block.get("text"), str):
+                    parts.append(block["text"])
+                _collect(block.get("content"), parts)
+            elif isinstance(block, str):
+                parts.append(block)
+
+
+class FakeMessagesApi:
+    """The scripted model (`rules`, set per test) and the log of every request."""
+
+    def __init__(self) -> None:
+        self.rules: list[Rule] = []
+        self.requests: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+        self._ids = 0
+        self._server = _QuietServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), daemon=True
+        )
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def agent_requests(self) -> list[RecordedRequest]:
+        with self._lock:
+            return [request for request in self.requests if request.is_agent_loop]
+
+    def escapes(self) -> list[str]:
+        """Requests meant for another host, caught because the tests make this server the
+        agent's HTTP(S) proxy: CONNECTs and absolute-URL requests."""
+        with self._lock:
+            return [
+                f"{r.method} {r.path}"
+                for r in self.requests
+                if r.method == "CONNECT" or not r.path.startswith("/")
+            ]
+
+    def clear(self) -> None:
+        with self._lock:
+            self.requests.clear()
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=10)
+
+    # -- the model -----------------------------------------------------------------------
+
+    def _next_id(self) -> str:
+        with self._lock:
+            self._ids += 1
+            return f"{self._ids:06d}"
+
+    def content_for(self, request: RecordedRequest) -> tuple[list[dict[str, Any]], str]:
+        """The answer's content blocks and stop reason."""
+        if not request.is_agent_loop:
+            return [{"type": "text", "text": PLAIN_ANSWER}], "end_turn"
+        text = request.text
+        rule = next((rule for rule in self.rules if rule.needle in text), None)
+        cwd = request.working_directory
+        if rule is None or cwd is None:
+            return [{"type": "text", "text": PLAIN_ANSWER}], "end_turn"
+        target = f"{cwd.rstrip('/')}/{rule.path}"
+        step = request.tool_results
+        tool_id = f"toolu_fake{self._next_id()}"
+        if step == 0:
+            call = {"name": "Read", "input": {"file_path": target}}
+        elif step == 1:
+            call = {"name": "Write", "input": {"file_path": target, "content": rule.content}}
+        else:
+            return [{"type": "text", "text": DONE_ANSWER}], "end_turn"
+        return [{"type": "tool_use", "id": tool_id, **call}], "tool_use"
+
+    def _message(self, request: RecordedRequest) -> dict[str, Any]:
+        content, stop = self.content_for(request)
+        model = request.body.get("model") if isinstance(request.body, dict) else None
+        return {
+            "id": f"msg_fake{self._next_id()}",
+            "type": "message",
+            "role": "assistant",
+            "model": model or "claude-fake",
+            "content": content,
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": _usage(),
+        }
+
+    def _events(self, message: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+        start = {**message, "content": [], "stop_reason": None}
+        start["usage"] = {**_usage(), "output_tokens": 1}
+        yield "message_start", {"type": "message_start", "message": start}
+        for index, block in enumerate(message["content"]):
+            if block["type"] == "text":
+                empty = {"type": "text", "text": ""}
+                delta = {"type": "text_delta", "text": block["text"]}
+            else:
+                empty = {**block, "input": {}}
+                delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+            yield (
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": empty,
+                },
+            )
+            yield (
+                "content_block_delta",
+                {"type": "content_block_delta", "index": index, "delta": delta},
+            )
+            yield "content_block_stop", {"type": "content_block_stop", "index": index}
+        yield (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                "usage": {"output_tokens": OUTPUT_TOKENS},
+            },
+        )
+        yield "message_stop", {"type": "message_stop"}
+
+    # -- the server ----------------------------------------------------------------------
+
+    def _record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self.requests.append(request)
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _receive(self) -> RecordedRequest:
+                length = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw) if raw else None
+                except ValueError:
+                    body = None
+                request = RecordedRequest(
+                    method=self.command,
+                    path=self.path,
+                    headers={k.lower(): v for k, v in self.headers.items()},
+                    body=body,
+                )
+                fake._record(request)
+                return request
+
+            def _send(self, status: int, content_type: str, payload: bytes) -> None:
+                try:
+                    self.send_response(status)
+                    self.send_header("content-type", content_type)
+                    self.send_header("request-id", "req_fake")
+                    self.send_header("content-length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up: nothing left to answer
+
+            def do_GET(self) -> None:  # noqa: N802 - the http.server API
+                self._receive()
+                self._send(200, "application/json", b"{}")
+
+            def do_HEAD(self) -> None:  # noqa: N802 - the http.server API
+                self._receive()
+                self._send(200, "application/json", b"")
+
+            def do_CONNECT(self) -> None:  # noqa: N802 - the http.server API
+                # A client that treats this server as its HTTPS proxy tried to reach the outside.
+                self._receive()
+                self._send(403, "text/plain", b"the tests allow no network")
+
+            def do_POST(self) -> None:  # noqa: N802 - the http.server API
+                request = self._receive()
+                if request.path.split("?")[0].rstrip("/") == "/v1/messages/count_tokens":
+                    self._send(200, "application/json", b'{"input_tokens": %d}' % INPUT_TOKENS)
+                    return
+                if not request.is_messages or not isinstance(request.body, dict):
+                    error = {"type": "error", "error": {"type": "not_found_error", "message": "no"}}
+                    self._send(404, "application/json", json.dumps(error).encode())
+                    return
+                message = fake._message(request)
+                if not request.body.get("stream"):
+                    self._send(200, "application/json", json.dumps(message).encode())
+                    return
+                stream = "".join(
+                    f"event: {name}\ndata: {json.dumps(data)}\n\n"
+                    for name, data in fake._events(message)
+                )
+                self._send(200, "text/event-stream", stream.encode())
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass  # keep test output quiet
+
+        return Handler
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that hung up mid-request (the CLI killed at its timeout): nothing to do
+
+
+def _usage() -> dict[str, int]:
+    return {
+        "input_tokens": INPUT_TOKENS,
+        "output_tokens": OUTPUT_TOKENS,
+        "cache_creation_input_tokens": CACHE_CREATION_INPUT_TOKENS,
+        "cache_read_input_tokens": CACHE_READ_INPUT_TOKENS,
+    }
+
+
+@contextmanager
+def serve() -> Iterator[FakeMessagesApi]:
+    fake = FakeMessagesApi()
+    fake.start()
+    try:
+        yield fake
+    finally:
+        fake.stop()

@@ -1,0 +1,210 @@
+"""`gitgauge run` with the REAL claude CLI (npm `@anthropic-ai/claude-code`) through the
+`claude-code` adapter, against the loopback fake Messages API of `fake_messages_api.py`.
+
+The fake's scripted model writes the fix of the demo's slug task when the request holds that
+task's prompt, and changes nothing otherwise. Skipped when the CLI is missing, failed under
+`CI=true`. The demo repository is mined once for the module and the CLI runs once per pair, so
+the module keeps to a handful of pairs (the CLI takes about a second to start).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import GitRepo, run_gitgauge
+from fake_messages_api import (
+    CACHE_CREATION_INPUT_TOKENS,
+    CACHE_READ_INPUT_TOKENS,
+    INPUT_TOKENS,
+    OUTPUT_TOKENS,
+    FakeMessagesApi,
+    Rule,
+    serve,
+)
+from real_claude import claude_binary, claude_env
+from test_run import (  # noqa: F401 - fixtures are used by name
+    BUGGY_PATTERN,
+    FIXED_PATTERN,
+    SLUG_FILE,
+    agent_config,
+    configs_args,
+    demo,
+    load_result,
+    mined_demo,
+    private_tmp,
+    slug_task,
+)
+
+from gitgauge.core.store import config_dir_name
+
+MODEL = "claude-sonnet-4-5"
+"""A model name the CLI prices (its cost comes from its own table, not from the fake)."""
+
+
+@pytest.fixture(scope="module")
+def fake_api() -> Iterator[FakeMessagesApi]:
+    claude_binary()  # skip (or fail under CI) before mining anything
+    with serve() as fake:
+        yield fake
+
+
+@pytest.fixture
+def api(fake_api: FakeMessagesApi) -> Iterator[FakeMessagesApi]:
+    """The module's fake with this test's own rules and request log."""
+    fake_api.rules = []
+    fake_api.clear()
+    yield fake_api
+    fake_api.rules = []
+
+
+def fixed_file(repo: GitRepo, task: dict[str, Any]) -> str:
+    """The slug module at the task's base with the fix applied: what the model writes."""
+    buggy = repo.git("show", f"{task['base']}:{SLUG_FILE}")
+    assert BUGGY_PATTERN in buggy
+    return buggy.replace(BUGGY_PATTERN, FIXED_PATTERN)
+
+
+def requests_in(api: FakeMessagesApi, prefix: str) -> dict[str, list[Any]]:
+    """The agent-loop requests per working directory under `prefix` (one per pair)."""
+    found: dict[str, list[Any]] = {}
+    for request in api.agent_requests():
+        cwd = request.working_directory
+        if cwd is not None and cwd.startswith(prefix):
+            found.setdefault(cwd, []).append(request)
+    return found
+
+
+def test_the_real_cli_fixes_a_task_and_its_cost_and_tokens_are_recorded(
+    demo: GitRepo, api: FakeMessagesApi, tmp_path: Path, private_tmp: Path
+) -> None:
+    task = slug_task(demo)
+    # From the body of the task's prompt: the model acts only on the pair that was asked it (the
+    # subject alone would not do: the CLI shows the model recent commit subjects).
+    needle = 'returned "top-tips-for"'
+    assert needle in task["prompt"]
+    api.rules = [Rule(needle=needle, path=SLUG_FILE, content=fixed_file(demo, task))]
+    home = tmp_path / "claude-home"
+    env = claude_env(api.base_url, home)
+    env["TMPDIR"] = str(private_tmp)
+    config = agent_config(tmp_path / "configs", "real", adapter="claude-code", model=MODEL)
+    # Two pairs: the slug task, which the model fixes, and one it leaves alone.
+    other = next(
+        p.stem
+        for p in sorted((demo.root / ".gitgauge" / "tasks").glob("*.yaml"))
+        if p.stem != task["id"]
+    )
+    tasks = [task["id"], other]
+    for task_id in tasks:
+        outcome = run_gitgauge(
+            "run", *configs_args(config), "--task", task_id, cwd=demo.root, env=env
+        )
+        assert outcome.returncode == 0, outcome.stderr
+    assert api.escapes() == [], "the CLI tried to reach another host"
+    runs = list((demo.root / ".gitgauge" / "runs").iterdir())
+    assert len(runs) == 2
+    run_dirs = {
+        t: next(run for run in runs if any((run / "results" / "real").glob(f"{t}.json")))
+        for t in tasks
+    }
+    results = {t: load_result(run_dirs[t], "real", t) for t in tasks}
+    assert {t: (r["status"], r["errorKind"]) for t, r in results.items()} == {
+        t: ("resolved" if t == task["id"] else "unresolved", None) for t in tasks
+    }, json.dumps(results, indent=1)[:4000]
+
+    # The fixing pair: Read, Write, then the final answer: three turns of fixed usage each.
+    fixed = results[task["id"]]
+    assert fixed["numTurns"] == 3 and fixed["regressed"] is False
+    assert (fixed["inputTokens"], fixed["outputTokens"]) == (3 * INPUT_TOKENS, 3 * OUTPUT_TOKENS)
+    assert (fixed["cacheCreationInputTokens"], fixed["cacheReadInputTokens"]) == (
+        3 * CACHE_CREATION_INPUT_TOKENS,
+        3 * CACHE_READ_INPUT_TOKENS,
+    )
+    assert (fixed["diffFiles"], fixed["diffInsertions"], fixed["diffDeletions"]) == (1, 1, 1)
+    for task_id, result in results.items():
+        assert result["costUsd"] > 0
+        if task_id != task["id"]:
+            assert (result["numTurns"], result["inputTokens"]) == (1, INPUT_TOKENS)
+            assert result["diffFiles"] == 0
+        # What gitgauge recorded is what the CLI printed (its own pricing of MODEL).
+        log = run_dirs[task_id] / "logs" / config_dir_name("real") / task_id / "agent.stdout"
+        printed = json.loads(log.read_text(encoding="utf-8").strip().splitlines()[-1])
+        assert printed["total_cost_usd"] == result["costUsd"]
+        assert printed["usage"]["input_tokens"] == result["inputTokens"]
+        assert printed["num_turns"] == result["numTurns"]
+        assert printed["permission_denials"] == []  # --permission-mode acceptEdits let it write
+
+    # Each pair ran in its own workspace (gone now), never in the user's checkout, and the
+    # task's prompt reached the model whole, as the first user message (stdin, not argv).
+    per_pair = requests_in(api, "/")
+    assert len(per_pair) == len(tasks)
+    prompts = {t: stored_prompt(demo, t) for t in tasks}
+    for cwd, requests in per_pair.items():
+        assert Path(cwd).resolve() != demo.root.resolve() and not Path(cwd).exists()
+        assert {r.body["model"] for r in requests} == {MODEL}  # --model from the config
+        first_user = requests[0].body["messages"][0]
+        texts = [b.get("text", "") for b in first_user["content"] if isinstance(b, dict)]
+        assert sum(1 for p in prompts.values() if p in texts) == 1, texts
+    # The CLI kept its state in the isolated HOME, not the developer's.
+    assert (home / ".claude").is_dir()
+
+
+def stored_prompt(repo: GitRepo, task_id: str) -> str:
+    """A task's prompt as `gitgauge mine` stored it."""
+    path = repo.root / ".gitgauge" / "tasks" / f"{task_id}.yaml"
+    prompt: str = yaml.safe_load(path.read_text(encoding="utf-8"))["prompt"]
+    return prompt
+
+
+def usable_strace(tmp_path: Path) -> str | None:
+    """strace, when it is installed and allowed to trace here (containers may forbid ptrace)."""
+    found = shutil.which("strace")
+    if found is None:
+        return None
+    trial = subprocess.run(
+        [found, "-f", "-qq", "-o", str(tmp_path / "trial"), "true"],
+        capture_output=True,
+        check=False,
+    )
+    return found if trial.returncode == 0 else None
+
+
+def test_the_cli_reaches_nothing_but_the_fake(tmp_path: Path, api: FakeMessagesApi) -> None:
+    """The environment of `claude_env` keeps the CLI off the network: every connection it opens
+    goes to the fake (strace, where available, confirms no other address is even tried)."""
+    binary = claude_binary()
+    env = claude_env(api.base_url, tmp_path / "home")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    strace = usable_strace(tmp_path)
+    prefix = [strace, "-f", "-qq", "-e", "trace=connect", "-o", str(tmp_path / "trace")]
+    argv = [*(prefix if strace else []), binary, "-p", "--output-format", "json"]
+    done = subprocess.run(
+        argv,
+        input="Say hello.",
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1])["is_error"] is False
+    assert api.escapes() == []
+    assert any(r.is_agent_loop for r in api.requests)
+    if strace:
+        port = api.base_url.rsplit(":", 1)[1]
+        inet = [
+            line
+            for line in (tmp_path / "trace").read_text().splitlines()
+            if "AF_INET" in line and "connect(" in line
+        ]
+        assert inet, "strace saw no connection at all"
+        outside = [line for line in inet if f"htons({port})" not in line or "127.0.0.1" not in line]
+        assert outside == [], outside
