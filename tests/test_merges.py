@@ -16,8 +16,13 @@ from typing import Any
 import pytest
 import yaml
 from conftest import GitRepo, run_gitgauge
+from fake_messages_api import Rule, serve
 from merge_helpers import MergeRepo, build_merge_repo
 from mine_helpers import isolated
+from real_claude import claude_binary, claude_env
+
+MODEL = "claude-sonnet-4-5"
+"""A model the CLI prices, so the pair records a cost."""
 
 OURS = (
     "for p in $(git diff --name-only --diff-filter=U); do "
@@ -347,3 +352,39 @@ def test_binary_rename_rename_unrelated_and_too_many_conflicts_are_counted_skips
     assert shallow.returncode == 0, shallow.stderr
     assert "skipped, parent not in this clone: 1" in shallow.stdout, shallow.stdout
     assert "git fetch --unshallow" in shallow.stdout
+
+
+# -- the real claude CLI, against the loopback fake Messages API --
+
+
+def test_the_real_claude_cli_resolves_a_merge_task_by_writing_the_file(
+    mined: Mined, tmp_path: Path
+) -> None:
+    claude_binary()  # skips locally when missing, fails under CI=true
+    task = mined.tasks["source"]
+    resolution = mined.built.resolutions["source"]["src/calc.py"]
+    assert isinstance(resolution, str)
+    private = tmp_path / "gitgauge-tmp"
+    private.mkdir()
+    config = tmp_path / "real.yaml"
+    config.write_text(yaml.safe_dump({"name": "real", "adapter": "claude-code", "model": MODEL}))
+    with serve() as api:
+        # The scripted model acts on the request that states this merge (the other parent's
+        # sha is in the task's prompt): it reads src/calc.py, then writes the resolution.
+        api.rules = [Rule(needle=task["other"][:12], path="src/calc.py", content=resolution)]
+        env = claude_env(api.base_url, tmp_path / "claude-home")
+        env["TMPDIR"] = str(private)
+        outcome = run_gitgauge(
+            "run", "-c", str(config), "--task", task["id"], cwd=mined.built.root, env=env
+        )
+        assert outcome.returncode == 0, outcome.stderr + outcome.stdout
+        assert api.escapes() == [], "the CLI tried to reach another host"
+    (found,) = (mined.built.root / ".gitgauge" / "runs").glob("*/results/real/*.json")
+    result = json.loads(found.read_text())
+    assert result["task"] == task["id"] and result["kind"] == "merge"
+    assert (result["status"], result["errorKind"]) == ("resolved", None), result
+    assert (result["exact"], result["markerFiles"], result["unmergedPaths"]) == (True, [], [])
+    assert result["testExitCode"] == 0
+    assert result["costUsd"] > 0
+    # The CLI keeps a `claude-<uid>` directory of its own there; gitgauge leaves nothing.
+    assert [p.name for p in private.iterdir() if p.name.startswith("gitgauge-")] == []
