@@ -17,7 +17,7 @@ import pytest
 import yaml
 from conftest import GitRepo, run_gitgauge
 from fake_messages_api import Rule, serve
-from merge_helpers import MergeRepo, build_merge_repo
+from merge_helpers import TEST_COMMAND, MergeRepo, build_merge_repo
 from mine_helpers import isolated
 from real_claude import claude_binary, claude_env
 
@@ -77,6 +77,7 @@ def mined(tmp_path_factory: pytest.TempPathFactory) -> Mined:
             "noop": {"adapter": "noop"},
             "ours": {"adapter": "script", "command": OURS},
             "cheater": {"adapter": "script", "command": CHEATER},
+            "aborter": {"adapter": "script", "command": "git merge --abort; true"},
         }.items():
             (configs / f"{name}.yaml").write_text(yaml.safe_dump({"name": name, **body}))
         before = GitRepo(root).snapshot()
@@ -92,7 +93,7 @@ def mined(tmp_path_factory: pytest.TempPathFactory) -> Mined:
             "run",
             *(
                 arg
-                for name in ("gold", "noop", "ours", "cheater")
+                for name in ("gold", "noop", "ours", "cheater", "aborter")
                 for arg in ("-c", str(configs / f"{name}.yaml"))
             ),
             cwd=root,
@@ -206,6 +207,14 @@ def test_ours_is_resolved_by_the_suite_only_where_ours_is_right_and_exact_nowher
     assert ours["suite-fails"]["testExitCode"] is None
 
 
+def test_an_agent_that_aborts_the_merge_never_resolves_it(mined: Mined) -> None:
+    for scenario in MERGE_TASKS:
+        result = mined.results[("aborter", scenario)]
+        assert (result["status"], result["mergeAbandoned"]) == ("unresolved", True), result
+        assert (result["markerFiles"], result["unmergedPaths"]) == ([], [])
+    assert mined.results[("gold", "source")]["mergeAbandoned"] is False
+
+
 def test_the_workspace_is_mid_merge_and_its_history_never_holds_the_recorded_merge(
     mined: Mined,
 ) -> None:
@@ -270,6 +279,35 @@ def test_compare_takes_one_kind_at_a_time(mined: Mined) -> None:
 def test_the_users_checkout_is_untouched_and_nothing_is_left_behind(mined: Mined) -> None:
     assert mined.after == mined.before
     assert mined.temp_left == []
+
+
+def test_full_history_merges_with_the_users_merge_drivers_and_rerere_off(
+    mined: Mined, tmp_path: Path
+) -> None:
+    """In `run.history: full` the workspace is a worktree of your repository, whose own merge
+    driver would resolve the conflict away and whose rerere could replay a recorded resolution:
+    neither may, the agent must face git's own conflict."""
+    root = tmp_path / "repo"
+    shutil.copytree(mined.built.root, root, symlinks=True)
+    shutil.rmtree(root / ".gitgauge" / "runs")
+    repo = GitRepo(root)
+    repo.git("config", "merge.keepours.driver", "true")
+    repo.git("config", "rerere.enabled", "true")
+    (root / ".git" / "info").mkdir(exist_ok=True)
+    (root / ".git" / "info" / "attributes").write_text("*.py merge=keepours\n")
+    (root / "gitgauge.yaml").write_text(f"testCommand: {TEST_COMMAND}\nrun:\n  history: full\n")
+    config = tmp_path / "noop.yaml"
+    config.write_text("name: noop\nadapter: noop\n")
+    task = mined.tasks["source"]
+    ran = run_gitgauge("run", "-c", str(config), "--task", task["id"], cwd=root)
+    assert ran.returncode == 0, ran.stderr
+    (found,) = (root / ".gitgauge" / "runs").glob("*/results/noop/*.json")
+    result = json.loads(found.read_text())
+    assert result["status"] == "unresolved"
+    assert (result["markerFiles"], result["unmergedPaths"]) == (["src/calc.py"], ["src/calc.py"])
+    patch = next((root / ".gitgauge" / "runs").glob("*/logs/noop/*/agent.patch"))
+    assert patch.read_text() == ""  # noop changed nothing of the conflicted state
+    assert not (root / ".git" / "rr-cache").exists()
 
 
 # -- bad input: each a counted skip with its reason, never a crash --

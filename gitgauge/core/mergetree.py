@@ -3,9 +3,9 @@ running (a workspace left in the conflicted state a developer faces).
 
 Every merge runs with the user's hooks, rerere, global and system configuration (and so their
 global merge drivers and conflict style) off, and a fixed conflict style, so the conflict an
-agent sees is the one git makes by default, the same on every machine. Merge drivers named in
-the repository's own configuration are switched off one by one (`merge.<name>.driver=`), so git
-falls back to its text merge.
+agent sees is the one git makes by default, the same on every machine. Merge drivers defined in
+the repository's own configuration are replaced one by one by git's text merge
+(`git merge-file`), so an attribute that names one merges as if it named none.
 """
 
 from __future__ import annotations
@@ -41,9 +41,10 @@ def merge_env() -> dict[str, str]:
     )
 
 
-def merge_config(root: Path) -> list[str]:
+def merge_config(root: Path, *, labels: tuple[str, str] = ("HEAD", "MERGE_HEAD")) -> list[str]:
     """`-c` options for a merge in `root`: no hooks, no rerere, the default conflict style, and
-    every merge driver of the repository's own configuration switched off."""
+    every merge driver of the repository's own configuration replaced by git's text merge
+    (`git merge-file`, markers labelled `labels` as `git merge` labels them)."""
     options = [*NO_HOOKS, "-c", "rerere.enabled=false", "-c", "merge.conflictStyle=merge"]
     listed = process.run(
         ["git", "config", "--get-regexp", r"^merge\..*\.driver$"],
@@ -51,9 +52,11 @@ def merge_config(root: Path) -> list[str]:
         env=merge_env(),
         tail_bytes=None,
     )
+    ours, theirs = labels
+    text_merge = f"git merge-file --marker-size=%L -L {ours} -L base -L {theirs} %A %O %B"
     for line in listed.stdout_tail.splitlines():
         key = line.split(" ", 1)[0]
-        options += ["-c", f"{key}="]
+        options += ["-c", f"{key}={text_merge}"]
     return options
 
 
@@ -107,7 +110,7 @@ def re_merge(root: Path, base: str, other: str) -> ReMerge:
     result = process.run(
         [
             "git",
-            *merge_config(root),
+            *merge_config(root, labels=(base, other)),
             "merge-tree",
             "--write-tree",
             "-z",
@@ -197,7 +200,15 @@ def merge_into(
     files, the index holds the unmerged stages, MERGE_HEAD is set. `exclude`: paths (linked
     directories) kept out of the starting tree."""
     merged = process.run(
-        ["git", *merge_config(workspace), "merge", "--no-ff", "--no-commit", "--quiet", other],
+        [
+            "git",
+            *merge_config(workspace, labels=("HEAD", other)),
+            "merge",
+            "--no-ff",
+            "--no-commit",
+            "--quiet",
+            other,
+        ],
         cwd=workspace,
         env=merge_env(),
         tail_bytes=None,

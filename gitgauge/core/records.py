@@ -230,6 +230,8 @@ class RunResult(BaseModel):
     """Merge tasks: paths left unmerged in the index and untouched by the agent."""
     outsideChanges: list[str] = Field(default_factory=list)
     """Merge tasks: paths the agent changed outside the conflicted files (kept, reported)."""
+    mergeAbandoned: bool | None = None
+    """Merge tasks: the agent undid the merge (`git merge --abort`); never resolved."""
     startedAt: str
     finishedAt: str
 

@@ -88,6 +88,7 @@ def score_merge_pair(
         markerFiles=verdict.marker_files,
         unmergedPaths=verdict.unmerged,
         outsideChanges=verdict.outside,
+        mergeAbandoned=verdict.abandoned,
     )
     if verdict.test is not None:
         fields.update(

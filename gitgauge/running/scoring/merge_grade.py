@@ -35,6 +35,8 @@ class MergeGrade:
     marker_files: list[str]
     unmerged: list[str]
     outside: list[str]
+    abandoned: bool
+    """The agent undid the merge (`git merge --abort`, a reset to base): nothing was merged."""
     test: process.CommandResult | None
     """The suite on the agent's result; None when the task is scored by exact match only."""
 
@@ -91,8 +93,9 @@ def grade_merge(
         and not (workspace / path).is_symlink()
         and has_markers((workspace / path).read_bytes())
     ]
+    abandoned = _abandoned(repo, workspace, task)
     test: process.CommandResult | None = None
-    if task.testsAtMerge:
+    if task.testsAtMerge and not abandoned:
         test = process.run(
             config.testCommand,
             cwd=workspace,
@@ -101,7 +104,7 @@ def grade_merge(
             stdout_path=log_dir / "test.stdout",
             stderr_path=log_dir / "test.stderr",
         )
-    resolved = not marker_files and not unmerged and (test is None or test.ok)
+    resolved = not marker_files and not unmerged and not abandoned and (test is None or test.ok)
     return MergeGrade(
         resolved=resolved,
         exact=len(exact_files) == len(task.conflictFiles),
@@ -110,8 +113,20 @@ def grade_merge(
         marker_files=marker_files,
         unmerged=unmerged,
         outside=outside,
+        abandoned=abandoned,
         test=test,
     )
+
+
+def _abandoned(repo: Repository, workspace: Path, task: Task) -> bool:
+    """No merge in progress, and `other` not merged into HEAD either (the agent may have
+    committed the merge): the merge was undone."""
+    assert task.other is not None
+    in_progress = repo.git("rev-parse", "--git-path", "MERGE_HEAD", cwd=workspace).strip()
+    if (workspace / in_progress).exists():
+        return False
+    merged = process.run(["git", "merge-base", "--is-ancestor", task.other, "HEAD"], cwd=workspace)
+    return merged.exit_code != 0
 
 
 def _entries(listing: str, *, staged: bool) -> dict[str, str]:
