@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 from conftest import GitRepo, run_gitgauge
+from fake_anthropic import serve as serve_anthropic
 from fake_messages_api import Rule, serve
 from merge_helpers import TEST_COMMAND, MergeRepo, build_merge_repo
 from mine_helpers import isolated
@@ -308,6 +309,32 @@ def test_full_history_merges_with_the_users_merge_drivers_and_rerere_off(
     patch = next((root / ".gitgauge" / "runs").glob("*/logs/noop/*/agent.patch"))
     assert patch.read_text() == ""  # noop changed nothing of the conflicted state
     assert not (root / ".git" / "rr-cache").exists()
+
+
+def test_rewrite_shows_the_model_the_conflict_never_the_resolution(
+    mined: Mined, tmp_path: Path
+) -> None:
+    root = tmp_path / "repo"
+    shutil.copytree(mined.built.root, root, symlinks=True)
+    task = mined.tasks["source"]
+    resolution = mined.built.resolutions["source"]["src/calc.py"]
+    assert isinstance(resolution, str)
+    with serve_anthropic() as fake:
+        fake.answer(lambda request: "Finish merging the informal greeting into calc.")
+        env = dict(os.environ, ANTHROPIC_API_KEY="sk-ant-test", ANTHROPIC_BASE_URL=fake.base_url)
+        env["GITGAUGE_REWRITE_MAX_RETRIES"] = "0"
+        done = run_gitgauge("rewrite", "--task", task["id"], cwd=root, env=env)
+        assert done.returncode == 0, done.stderr
+        (request,) = fake.requests
+    text = request.text
+    assert "Greet informally" in text and "Greet with a comma" in text  # the two sides
+    assert "<<<<<<< " in text and ">>>>>>> " in text  # the conflict, as the agent sees it
+    assert 'return "Hi, " + name + "!"' not in text  # the recorded resolution
+    assert mined.built.merges["source"] not in text
+    assert "in the middle of a merge" in text
+    saved = yaml.safe_load((root / ".gitgauge" / "tasks" / f"{task['id']}.yaml").read_text())
+    assert saved["prompt"] == "Finish merging the informal greeting into calc."
+    assert saved["originalPrompt"] == task["prompt"]
 
 
 # -- bad input: each a counted skip with its reason, never a crash --

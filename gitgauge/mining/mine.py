@@ -224,6 +224,7 @@ def mine(
             jobs=jobs,
             warn=warn,
             events=events,
+            prepare_task=prepare_task,
         )
     return summary
 
@@ -240,6 +241,7 @@ def _mine_merges(
     jobs: int,
     warn: Warn,
     events: MineEvents,
+    prepare_task: Callable[[Task, Commit], Task] | None,
 ) -> merges.MergeSummary:
     """Merge-conflict tasks from the merge commits among the scanned ones (see `merges`)."""
     summary = merges.MergeSummary(merges=len(commits))
@@ -270,11 +272,8 @@ def _mine_merges(
     )
     try:
         for verdict in verdicts:
-            task = verdict.task
-            assert task is not None
-            # Not rewritten (`prepare_task`): the prompt is gitgauge's own account of the
-            # situation, spoiler-free by construction, and a rewrite would be shown the
-            # merge's diff, which is the resolution.
+            assert verdict.task is not None
+            task = prepare_task(verdict.task, verdict.commit) if prepare_task else verdict.task
             store.save_task(task)
             summary.tasks.append(task)
             events.on_verdict(Verdict(verdict.commit, task, None, verdict.detail))
