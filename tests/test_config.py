@@ -142,7 +142,14 @@ def test_the_example_file_documents_and_sets_every_key() -> None:
     config = parse_config_text(text, RepoConfig, source="gitgauge.yaml.example")
     raw = yaml.safe_load(text)
     assert set(raw) == set(RepoConfig.model_fields)
-    assert set(raw["mine"]) == {"last", "reruns", "fixTypes", "nonFixTypes"}
+    assert set(raw["mine"]) == {
+        "last",
+        "reruns",
+        "fixTypes",
+        "nonFixTypes",
+        "merges",
+        "maxConflicts",
+    }
     assert set(raw["tests"]) == {"junit", "patterns"}
     assert set(raw["timeouts"]) == {"test", "setup", "adapter"}
     assert set(raw["worktree"]) == {"link"}

@@ -19,6 +19,7 @@ from gitgauge.core.worktree import remove_stale
 from gitgauge.init import init as init_repository
 from gitgauge.mining.classify import SUBJECT_RULES
 from gitgauge.mining.explain import explain as explain_commit
+from gitgauge.mining.merges import MergeSummary
 from gitgauge.mining.mine import MineEvents, MineSummary
 from gitgauge.mining.mine import mine as mine_history
 from gitgauge.mining.rewrite import DEFAULT_MODEL as DEFAULT_REWRITE_MODEL
@@ -85,6 +86,14 @@ def mine(
             "verify nothing.",
         ),
     ] = None,
+    merges: Annotated[
+        bool | None,
+        typer.Option(
+            "--merges/--no-merges",
+            help="Also mine merge-conflict tasks from conflicted merges (default: mine.merges).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Find bug-fix commits, prove each fails before and passes after, save them as tasks."""
 
@@ -123,6 +132,7 @@ def mine(
                     warn=warn,
                     events=progress.events(),
                     prepare_task=rewriter.prepare_task if rewriter else None,
+                    with_merges=merges,
                 )
             finally:
                 progress.clear()
@@ -228,8 +238,9 @@ def print_mine_summary(summary: MineSummary, store: Store) -> None:
     rejected = sum(summary.rejected.values())
     say("")
     say(f"commits scanned:   {summary.scanned}")
-    if summary.merges or summary.roots:
-        say(f"  not considered:  {summary.merges} merge commit(s), {summary.roots} root commit(s)")
+    if (summary.merges and summary.merge is None) or summary.roots:
+        merges = 0 if summary.merge is not None else summary.merges  # counted below instead
+        say(f"  not considered:  {merges} merge commit(s), {summary.roots} root commit(s)")
     _print_rule_counts(summary.rules)
     say(f"candidates:        {summary.candidates}")
     if summary.already_mined:
@@ -250,5 +261,18 @@ def print_mine_summary(summary: MineSummary, store: Store) -> None:
     for reason in REJECT_REASONS:
         if summary.rejected.get(reason):
             say(f"  {reason}: {summary.rejected[reason]}")
-    if summary.tasks:
+    if summary.merge is not None:
+        _print_merge_summary(summary.merge)
+    if summary.tasks or (summary.merge and summary.merge.tasks):
         say(f"tasks saved in {store.tasks_dir}/")
+
+
+def _print_merge_summary(merge: MergeSummary) -> None:
+    say(f"merge commits:     {merge.merges}")
+    say(f"  conflicted:      {merge.conflicted}")
+    if merge.already_mined:
+        say(f"  already mined:   {merge.already_mined}")
+    for reason, count in sorted(merge.skipped.items()):
+        say(f"  skipped, {reason}: {count}")
+    exact_only = sum(1 for task in merge.tasks if task.testsAtMerge is False)
+    say(f"merge tasks:       {len(merge.tasks)} (exact match only: {exact_only})")

@@ -10,9 +10,9 @@ import typer
 
 from gitgauge import __version__
 from gitgauge.cli.common import guarded, say, warn
-from gitgauge.core.errors import GitGaugeError
+from gitgauge.core.errors import GitGaugeError, UsageError
 from gitgauge.core.git import Repository
-from gitgauge.core.store import Store, atomic_write_text
+from gitgauge.core.store import Store, StoredRun, atomic_write_text
 from gitgauge.reporting.compare import compare as compare_sides
 from gitgauge.reporting.compare import render_json as render_comparison_json
 from gitgauge.reporting.compare import render_text as render_comparison
@@ -28,6 +28,26 @@ class ReportFormat(str, Enum):
     markdown = "markdown"
     csv = "csv"
     json = "json"
+
+
+class TaskKindOption(str, Enum):
+    fix = "fix"
+    merge = "merge"
+
+
+KIND_OPTION = typer.Option(
+    "--kind",
+    help="Only fix tasks or only merge tasks (default: both, one row per config and kind).",
+)
+
+
+def _only_kind(runs: list[StoredRun], kind: TaskKindOption | None) -> list[StoredRun]:
+    if kind is None:
+        return runs
+    return [
+        StoredRun(run.run_id, run.manifest, [r for r in run.results if r.kind == kind.value])
+        for run in runs
+    ]
 
 
 class CompareFormat(str, Enum):
@@ -55,14 +75,15 @@ def report(
             "logs) to this file.",
         ),
     ] = None,
+    kind: Annotated[TaskKindOption | None, KIND_OPTION] = None,
 ) -> None:
-    """One row per agent config of its latest run: resolved, errors, regressions, cost, time,
-    and the resolve rate with its 95% interval."""
+    """One row per agent config (and task kind) of its latest run: resolved, errors,
+    regressions, cost, time, and the resolve rate with its 95% interval."""
 
     def action() -> None:
         repo = Repository(Path.cwd())
         store = Store(repo.root)
-        runs = store.load_runs(warn=warn)
+        runs = _only_kind(store.load_runs(warn=warn), kind)
         rows = report_rows(runs, all_runs=all_runs)
         if html_file is not None:
             if not rows:
@@ -98,6 +119,7 @@ def compare(
     output_format: Annotated[
         CompareFormat, typer.Option("--format", help="text, or json for scripts.")
     ] = CompareFormat.text,
+    kind: Annotated[TaskKindOption | None, KIND_OPTION] = None,
 ) -> None:
     """Did B do better than A? Paired over the tasks both ran, with 95% intervals, a p-value and
     a one-sentence verdict that says when the difference could be chance."""
@@ -105,7 +127,13 @@ def compare(
     def action() -> None:
         repo = Repository(Path.cwd())
         store = Store(repo.root)
-        runs = store.load_runs(warn=warn)
+        runs = _only_kind(store.load_runs(warn=warn), kind)
+        if kind is None and {r.kind for run in runs for r in run.results} == {"fix", "merge"}:
+            # A paired comparison over fix and merge tasks at once would mix two measures.
+            raise UsageError(
+                "the runs hold fix and merge tasks: compare one kind at a time with "
+                "--kind fix or --kind merge"
+            )
         comparison = compare_sides(runs, side_a, side_b, runs_dir=store.runs_dir)
         if output_format is CompareFormat.json:
             say(render_comparison_json(comparison))

@@ -9,6 +9,7 @@ as in `gitgauge.core.git`, the door to the user's repository.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from gitgauge.core import process
@@ -32,9 +33,16 @@ class HistoryCopy:
 
     @classmethod
     def create(
-        cls, source: Repository, commit: str, root: Path, *, borrow: HistoryCopy | None = None
+        cls,
+        source: Repository,
+        commit: str,
+        root: Path,
+        *,
+        borrow: HistoryCopy | None = None,
+        also: Sequence[str] = (),
     ) -> HistoryCopy:
-        """A new bare repository holding exactly the objects reachable from `commit`.
+        """A new bare repository holding exactly the objects reachable from `commit` (and from
+        the commits in `also`: a merge task's other parent).
 
         With `borrow` (a copy of an ancestor of `commit`) it packs only what lies between the two
         and reads the rest through `objects/info/alternates`: the ancestor's objects are all
@@ -44,7 +52,7 @@ class HistoryCopy:
         # agent commits in the workspace (and git's sample hooks are only dead weight here).
         _git_ok(["git", "init", "--bare", "--quiet", "--template=", str(root)], cwd=root.parent)
         borrowed: tuple[HistoryCopy, ...] = ()
-        revisions = f"{commit}\n"
+        revisions = "".join(f"{tip}\n" for tip in (commit, *also))
         if borrow is not None:
             borrowed = (*borrow.borrowed, borrow)
             # Every store listed directly, oldest first: git then never nests alternates deeper
@@ -65,6 +73,20 @@ class HistoryCopy:
         _git_ok(["git", "update-ref", "refs/heads/main", commit], cwd=root)
         _git_ok(["git", "symbolic-ref", "HEAD", "refs/heads/main"], cwd=root)
         return copy
+
+    def overlay(self, root: Path) -> HistoryCopy:
+        """A new, empty bare repository at `root` that reads this copy's objects through
+        `objects/info/alternates` and writes its own: what one agent stages or commits stays
+        out of the copy that the task's other configs work in (gold's staged resolution would
+        otherwise be readable by the next agent)."""
+        _git_ok(["git", "init", "--bare", "--quiet", "--template=", str(root)], cwd=root.parent)
+        stores = (*self.borrowed, self)
+        (root / "objects" / "info").mkdir(parents=True, exist_ok=True)
+        alternates = "".join(f"{copy.root / 'objects'}\n" for copy in stores)
+        (root / "objects" / "info" / "alternates").write_text(alternates, encoding="utf-8")
+        _git_ok(["git", "update-ref", "refs/heads/main", self.commit], cwd=root)
+        _git_ok(["git", "symbolic-ref", "HEAD", "refs/heads/main"], cwd=root)
+        return HistoryCopy(root, self.commit, stores)
 
     def worktree_add(self, path: Path, commit: str) -> None:
         _git_ok(

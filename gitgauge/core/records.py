@@ -64,6 +64,10 @@ class MineSettings(_HumanRecord):
             )
         return self
 
+    merges: StrictBool = False
+    """Also mine merge-conflict tasks from the merge commits among them (`mine --merges`)."""
+    maxConflicts: StrictInt = Field(default=8, gt=0)
+    """Merges with more conflict regions than this are skipped (GitGoodBench's cap)."""
 
 
 class Timeouts(_HumanRecord):
@@ -209,6 +213,8 @@ class AgentConfig(_HumanRecord):
 
 
 PromptQuality = Literal["rich", "title-only"]
+TaskKind = Literal["fix", "merge"]
+MergeDifficulty = Literal["easy", "medium", "hard"]
 
 
 class Task(BaseModel):
@@ -269,6 +275,21 @@ class Task(BaseModel):
     """Output tokens the rewrite used."""
     rewriteCostUsd: float | None = None
     """Cost the backend reported (the claude CLI's `total_cost_usd`; the SDK reports none)."""
+    # -- merge-conflict tasks (kind: merge); `fix` then holds the recorded merge too --
+    kind: TaskKind = "fix"
+    """`fix`: a fail-to-pass bug fix; `merge`: resolve the conflicts of a recorded merge."""
+    other: StrictStr | None = None
+    """Merge tasks: full sha of the merge's second parent, merged into `base`."""
+    merge: StrictStr | None = None
+    """Merge tasks: full sha of the recorded merge commit (the reference resolution)."""
+    conflictFiles: list[StrictStr] = Field(default_factory=list)
+    """Merge tasks: the paths re-merging `other` into `base` leaves in conflict."""
+    conflictRegions: StrictInt | None = None
+    """Merge tasks: conflict regions over those files (a modify/delete counts as one)."""
+    difficulty: MergeDifficulty | None = None
+    """Merge tasks, as GitGoodBench: easy 1 file 1 region, medium 1 file more, hard more files."""
+    testsAtMerge: StrictBool | None = None
+    """Merge tasks: whether `testCommand` passed at the recorded merge (False: exact match only)."""
 
 
 ResultStatus = Literal["resolved", "unresolved", "error"]
@@ -321,6 +342,23 @@ class RunResult(BaseModel):
     """FAIL_TO_PASS tests that did not pass (per-test scoring); None: scored by exit code."""
     passToPassFailed: list[str] | None = None
     """PASS_TO_PASS tests that did not pass: the regressions (per-test scoring)."""
+    # -- merge-conflict tasks --
+    kind: Literal["fix", "merge"] = "fix"
+    """The task's kind, so reports keep fix and merge tasks apart."""
+    exact: bool | None = None
+    """Merge tasks: every conflicted file equals the recorded merge's (GitGoodBench's metric)."""
+    exactTree: bool | None = None
+    """Merge tasks: the whole staged tree equals the recorded merge's tree."""
+    exactFiles: list[str] = Field(default_factory=list)
+    """Merge tasks: the conflicted files whose content equals the recorded merge's."""
+    markerFiles: list[str] = Field(default_factory=list)
+    """Merge tasks: files that still hold conflict markers."""
+    unmergedPaths: list[str] = Field(default_factory=list)
+    """Merge tasks: paths left unmerged in the index and untouched by the agent."""
+    outsideChanges: list[str] = Field(default_factory=list)
+    """Merge tasks: paths the agent changed outside the conflicted files (kept, reported)."""
+    mergeAbandoned: bool | None = None
+    """Merge tasks: the agent undid the merge (`git merge --abort`); never resolved."""
     startedAt: str
     finishedAt: str
 

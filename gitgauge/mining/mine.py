@@ -9,18 +9,20 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 
 from gitgauge.core import links
 from gitgauge.core.errors import ConfigError, GitError, UsageError
 from gitgauge.core.git import Commit, Repository
+from gitgauge.core.mergetree import check_git_version
 from gitgauge.core.parallel import in_order
 from gitgauge.core.records import PromptQuality, RepoConfig, Task
 from gitgauge.core.store import Store, atomic_write_json
 from gitgauge.core.suite import stop_early_warning
 from gitgauge.core.worktree import Warn, warn_once
-from gitgauge.mining import classify, rules
+from gitgauge.mining import classify, merges, rules
+from gitgauge.mining.merges import MergeSummary
 from gitgauge.mining.rules import RuleCounts
 from gitgauge.mining.verify import Verdict, verify
 
@@ -50,6 +52,8 @@ class MineSummary:
     """How many commits each subject and file rule took and dropped."""
     rejected: Counter[str] = field(default_factory=Counter)
     tasks: list[Task] = field(default_factory=list)
+    merge: MergeSummary | None = None
+    """Merge-conflict mining (`--merges`); None when it was off."""
 
     @property
     def verified_rich(self) -> int:
@@ -72,16 +76,32 @@ class Candidate:
 
 
 def find_candidates(
-    repo: Repository, config: RepoConfig, *, last: int, summary: MineSummary
+    repo: Repository,
+    config: RepoConfig,
+    *,
+    last: int,
+    summary: MineSummary,
+    merge_commits: list[Commit] | None = None,
 ) -> Iterator[Candidate]:
-    """Classify the last `last` commits of HEAD in one streamed `git log`; count as it goes."""
+    """Classify the last `last` commits of HEAD in one streamed `git log`; count as it goes.
+    Merge commits go to `merge_commits` when given."""
     shallow = repo.shallow_boundary()
     types = rules.subject_types(config)
     for commit in repo.log("HEAD", max_count=last):
         summary.scanned += 1
         if len(commit.parents) > 1:
             summary.merges += 1
+            if merge_commits is not None:
+                merge_commits.append(commit)
             continue
+        if commit.sha in shallow and merge_commits is not None:
+            # A shallow clone shows its boundary commits without parents; the commit object
+            # still names them, and a merge among them is counted (its parents are missing).
+            recorded = merges.recorded_parents(repo, commit.sha)
+            if len(recorded) > 1:
+                summary.merges += 1
+                merge_commits.append(replace(commit, parents=recorded))
+                continue
         # A shallow clone's boundary commits look like roots: their parents were not fetched.
         if not commit.parents and commit.sha not in shallow:
             summary.roots += 1
@@ -136,6 +156,7 @@ def mine(
     warn: Warn,
     events: MineEvents | None = None,
     prepare_task: Callable[[Task, Commit], Task] | None = None,
+    with_merges: bool | None = None,
 ) -> MineSummary:
     """Scan, verify and save. `prepare_task` may rewrite a verified task before it is saved
     (prompt rewriting); it must not raise for failures it can recover from. With `dry_run`,
@@ -156,9 +177,16 @@ def mine(
         warn(stops_early)
     summary = MineSummary()
     mined = store.mined_fix_shas(warn=warn)
+    merge_commits: list[Commit] | None = (
+        [] if (config.mine.merges if with_merges is None else with_merges) else None
+    )
+    if merge_commits is not None:
+        check_git_version(repo.root)
     # Candidates are few compared with commits: holding them keeps memory bounded by candidates.
     to_verify: list[Candidate] = []
-    for candidate in find_candidates(repo, config, last=count, summary=summary):
+    for candidate in find_candidates(
+        repo, config, last=count, summary=summary, merge_commits=merge_commits
+    ):
         sha = candidate.commit.sha
         earlier = None if force else store.load_judgement(judgement_key(sha, config))
         if sha in mined:
@@ -205,6 +233,73 @@ def mine(
         and not (summary.judged_before or summary.already_mined)
     ):
         raise _never_started(config, f"at every candidate ({len(to_verify)})")
+    if merge_commits is not None:
+        summary.merge = _mine_merges(
+            repo,
+            config,
+            store,
+            merge_commits,
+            mined=mined,
+            force=force,
+            dry_run=dry_run,
+            jobs=jobs,
+            warn=warn,
+            events=events,
+            prepare_task=prepare_task,
+        )
+    return summary
+
+
+def _mine_merges(
+    repo: Repository,
+    config: RepoConfig,
+    store: Store,
+    commits: list[Commit],
+    *,
+    mined: set[str],
+    force: bool,
+    dry_run: bool,
+    jobs: int,
+    warn: Warn,
+    events: MineEvents,
+    prepare_task: Callable[[Task, Commit], Task] | None,
+) -> merges.MergeSummary:
+    """Merge-conflict tasks from the merge commits among the scanned ones (see `merges`)."""
+    summary = merges.MergeSummary(merges=len(commits))
+    to_verify: list[merges.MergeCandidate] = []
+    for commit in commits:
+        if commit.sha in mined:
+            summary.already_mined += 1
+            events.on_skip(commit, "already mined (merge task)")
+            continue
+        earlier = None if force else store.load_judgement(judgement_key(commit.sha, config))
+        if earlier is not None:
+            summary.judged_before += 1
+            events.on_skip(commit, f"judged before: {earlier}")
+            continue
+        found = merges.classify_merge(repo, commit, max_conflicts=config.mine.maxConflicts)
+        if isinstance(found, tuple):
+            reason, detail = found
+            summary.skipped[reason] += 1
+            events.on_skip(commit, f"merge skipped: {reason}" + (f" ({detail})" if detail else ""))
+            continue
+        summary.conflicted += 1
+        if dry_run:
+            events.on_skip(commit, f"merge candidate ({found.regions} conflict(s))")
+        else:
+            to_verify.append(found)
+    verdicts = merges.verify_all(
+        repo, config, to_verify, jobs=jobs, warn=warn, on_start=events.on_start
+    )
+    try:
+        for verdict in verdicts:
+            assert verdict.task is not None
+            task = prepare_task(verdict.task, verdict.commit) if prepare_task else verdict.task
+            store.save_task(task)
+            summary.tasks.append(task)
+            events.on_verdict(Verdict(verdict.commit, task, None, verdict.detail))
+    finally:
+        verdicts.close()
     return summary
 
 

@@ -29,6 +29,7 @@ from gitgauge.mining.rewrite_backends import (
     Usage,
     choose_backend,
 )
+from gitgauge.mining.rewrite_merge import build_merge_request
 from gitgauge.mining.rewrite_request import build_request, gather_source
 
 Warn = Callable[[str], None]
@@ -88,7 +89,11 @@ class Rewriter:
         # A task rewritten before keeps its commit-message prompt as the original.
         original = task.originalPrompt or task.prompt
         try:
-            request = build_request(gather_source(self.repo, task, commit))
+            if task.kind == "merge":
+                # Never the merge's diff or message: they are the resolution.
+                request = build_merge_request(self.repo, task)
+            else:
+                request = build_request(gather_source(self.repo, task, commit))
             completion = self.backend.complete(request)
             text = _check_answer(completion, original=original, task=task, nonce=request.nonce)
         except (RewriteFailed, GitError) as failure:

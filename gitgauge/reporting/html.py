@@ -23,6 +23,7 @@ from gitgauge.reporting.render import (
     column_labels,
     footnote,
     format_rate,
+    has_merge_rows,
     summary_cells,
     summary_headers,
 )
@@ -168,7 +169,7 @@ def _summary_table(rows: Sequence[ReportRow], *, with_run: bool) -> str:
     headers = summary_headers(rows, with_run=with_run)
     head = "".join(f"<th>{_e(header)}</th>" for header in headers)
     body = []
-    label_column = 1 if with_run else 0
+    label_column = (1 if with_run else 0) + (1 if has_merge_rows(rows) else 0)
     for row in rows:
         cells = summary_cells(row, rows, with_run=with_run)
         body.append(
@@ -194,7 +195,7 @@ def _ci(cell: str) -> str:
 
 
 def _label(row: ReportRow, *, with_run: bool) -> str:
-    return row.label if with_run else row.config
+    return f"{row.run_id}:{row.name}" if with_run else row.name
 
 
 def _short(text: str) -> str:

@@ -44,6 +44,9 @@ def summary_headers(rows: Sequence[ReportRow], *, with_run: bool = False) -> lis
     """The spec's columns, then RATE, then PASS@k and PASS^k when some row has repeats."""
     pass_k = _pass_k_header(rows)
     headers = [*(("RUN",) if with_run else ()), *HEADERS, RATE_HEADER]
+    if has_merge_rows(rows):
+        headers[headers.index("CONFIG") + 1 : headers.index("CONFIG") + 1] = ["KIND"]
+        headers[headers.index("RESOLVED") + 1 : headers.index("RESOLVED") + 1] = ["EXACT"]
     if pass_k is not None:
         headers += [f"PASS@{pass_k}", f"PASS^{pass_k}"]
     return headers
@@ -53,7 +56,16 @@ def summary_cells(
     row: ReportRow, rows: Sequence[ReportRow], *, with_run: bool = False
 ) -> list[str]:
     """`row`'s cells under `summary_headers(rows)`."""
-    return ([row.run_id] if with_run else []) + _cells(row, pass_k=_pass_k_header(rows))
+    cells = _cells(row, pass_k=_pass_k_header(rows))
+    if has_merge_rows(rows):
+        exact = "-" if row.exact is None else f"{row.exact}/{row.attempts}"
+        cells = [cells[0], row.kind, cells[1], exact, *cells[2:]]
+    return ([row.run_id] if with_run else []) + cells
+
+
+def has_merge_rows(rows: Sequence[ReportRow]) -> bool:
+    """Whether the KIND and EXACT columns are shown (only when some row counts merge tasks)."""
+    return any(row.kind == "merge" for row in rows)
 
 
 def footnote(rows: Sequence[ReportRow]) -> str:
@@ -77,6 +89,11 @@ def footnote(rows: Sequence[ReportRow]) -> str:
         if not all(row.interval_method == "bootstrap" for row in rows):
             text += "; Wilson for the RATE of a row with one attempt per task"
         text += "."
+    if has_merge_rows(rows):
+        text += (
+            " KIND merge: merge-conflict tasks; EXACT: attempts whose conflicted files all equal "
+            "the recorded merge's (GitGoodBench's exact match)."
+        )
     if any(row.tasks < FEW_TASKS for row in rows):
         text += (
             f" A bootstrap over fewer than {FEW_TASKS} tasks is too narrow (it cannot see "
@@ -107,6 +124,7 @@ def json_row(row: ReportRow) -> dict[str, Any]:
     return {
         "config": row.config,
         "run": row.run_id,
+        "kind": row.kind,
         "tasks": row.tasks,
         "attempts": row.attempts,
         "resolved": row.resolved,
@@ -128,6 +146,8 @@ def json_row(row: ReportRow) -> dict[str, Any]:
         "passHatK": row.pass_hat_k.estimate if row.pass_hat_k else None,
         **_bounds("passHatK", row.pass_hat_k),
         "confidence": CONFIDENCE,
+        "exact": row.exact,
+        "exactTree": row.exact_tree,
     }
 
 
@@ -205,7 +225,8 @@ def compact(value: float) -> str:
 
 
 def column_labels(matrix: TaskMatrix, *, with_run: bool) -> list[str]:
-    return [row.label if with_run else row.config for row in matrix.columns]
+    # `row.name` is the config for fix rows; merge rows say `(merge)`.
+    return [f"{row.run_id}:{row.name}" if with_run else row.name for row in matrix.columns]
 
 
 def render_matrix(matrix: TaskMatrix, *, output_format: str, with_run: bool = False) -> str:
@@ -240,25 +261,26 @@ def _matrix_records(matrix: TaskMatrix) -> list[dict[str, Any]]:
             cell = matrix.cell(task, index)
             if cell is None:
                 continue
-            records.append(
-                {
-                    "task": task,
-                    "config": row.config,
-                    "run": row.run_id,
-                    "attempts": cell.attempts,
-                    "resolved": cell.resolved,
-                    "errors": cell.errors,
-                    "regressed": cell.regressed,
-                    "failToPassFailed": list(cell.fail_to_pass_failed),
-                    "passToPassFailed": list(cell.pass_to_pass_failed),
-                    "cell": cell.text,
-                }
-            )
+            record: dict[str, Any] = {
+                "task": task,
+                "config": row.config,
+                "run": row.run_id,
+                "attempts": cell.attempts,
+                "resolved": cell.resolved,
+                "errors": cell.errors,
+                "regressed": cell.regressed,
+                "failToPassFailed": list(cell.fail_to_pass_failed),
+                "passToPassFailed": list(cell.pass_to_pass_failed),
+                "cell": cell.text,
+            }
+            if row.kind == "merge":
+                record.update(kind="merge", exact=cell.exact)
+            records.append(record)
     return records
 
 
 CSV_FIELDS = (
-    "config", "run", "tasks", "attempts", "resolved", "errors", "regressed", "avgCostUsd",
+    "config", "run", "kind", "tasks", "attempts", "resolved", "errors", "regressed", "avgCostUsd",
     "avgAdapterSeconds", "avgDiff", "resolveRate", "resolveRateLow", "resolveRateHigh",
 )  # fmt: skip
 """Header of an empty csv summary (no rows to take the keys from)."""

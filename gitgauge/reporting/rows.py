@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Literal
 
-from gitgauge.core.records import RunResult
+from gitgauge.core.records import RunResult, TaskKind
 from gitgauge.core.store import StoredRun
 from gitgauge.reporting import intervals
 from gitgauge.reporting.intervals import Interval
@@ -73,28 +73,46 @@ class ReportRow:
     pass_hat_k: Interval | None = None
     results: tuple[RunResult, ...] = field(default=(), repr=False, compare=False)
     """The row's results, for the per-task matrix and the HTML report's links."""
+    kind: TaskKind = "fix"
+    """Which tasks the row counts: fix or merge (a config that ran both has a row of each)."""
+    exact: int | None = None
+    """Merge rows: attempts whose conflicted files all equal the recorded merge's."""
+    exact_tree: int | None = None
+    """Merge rows: attempts whose whole tree equals the recorded merge's."""
 
     @property
     def label(self) -> str:
         """`RUN:CONFIG`, the form `gitgauge compare` accepts."""
         return f"{self.run_id}:{self.config}"
 
+    @property
+    def name(self) -> str:
+        """The config, with `(merge)` on a merge row: a column or chart label."""
+        return self.config if self.kind == "fix" else f"{self.config} (merge)"
 
-def build_rows(runs: Sequence[StoredRun], *, all_runs: bool = False) -> list[ReportRow]:
-    """Rows for `runs` (oldest first): every config of every run, or each config's latest run.
 
-    Rows follow the runs' order, and within a run the configs' `-c` order.
+def build_rows(
+    runs: Sequence[StoredRun], *, all_runs: bool = False, kind: TaskKind | None = None
+) -> list[ReportRow]:
+    """Rows for `runs` (oldest first): every config of every run, or each config's latest run;
+    one row per config and task kind (fix, merge) it ran, or only `kind`'s.
+
+    Rows follow the runs' order, and within a run the configs' `-c` order, fix before merge.
     """
     rows: list[ReportRow] = []
     for run in runs:
         for config in configs_in_order(run):
-            results = [result for result in run.results if result.config == config]
-            if results:
-                rows.append(summarize(config, run.run_id, results))
+            for row_kind in ("fix", "merge"):
+                if kind is not None and row_kind != kind:
+                    continue
+                results = [r for r in run.results if r.config == config and r.kind == row_kind]
+                if results:
+                    rows.append(summarize(config, run.run_id, results, kind=row_kind))
     if all_runs:
         return rows
-    latest = {row.config: row for row in rows}  # later runs overwrite earlier ones
-    return [row for row in rows if latest[row.config] is row]
+    # Later runs overwrite earlier ones.
+    latest = {(row.config, row.kind): row for row in rows}
+    return [row for row in rows if latest[(row.config, row.kind)] is row]
 
 
 # -- per-task views of results, shared with `compare` and the HTML report --
@@ -138,7 +156,9 @@ def task_mean(
     return fmean(values) if values else None
 
 
-def summarize(config: str, run_id: str, results: Sequence[RunResult]) -> ReportRow:
+def summarize(
+    config: str, run_id: str, results: Sequence[RunResult], *, kind: TaskKind = "fix"
+) -> ReportRow:
     by_task = attempts_by_task(results)
     per_task = [outcomes(attempts) for attempts in by_task.values()]
     regress_known = [result.regressed for result in results if result.regressed is not None]
@@ -168,6 +188,9 @@ def summarize(config: str, run_id: str, results: Sequence[RunResult]) -> ReportR
         pass_at_k=_pass_interval(per_task, k, intervals.pass_at_k) if k else None,
         pass_hat_k=_pass_interval(per_task, k, intervals.pass_hat_k) if k else None,
         results=tuple(results),
+        kind=kind,
+        exact=sum(1 for r in results if r.exact) if kind == "merge" else None,
+        exact_tree=sum(1 for r in results if r.exactTree) if kind == "merge" else None,
     )
 
 
@@ -204,19 +227,28 @@ class MatrixCell:
     """FAIL_TO_PASS tests that did not pass in some attempt (per-test scoring)."""
     pass_to_pass_failed: tuple[str, ...] = ()
     """PASS_TO_PASS tests that did not pass in some attempt: the regressions, by name."""
+    exact: int | None = None
+    """Merge tasks: attempts that matched the recorded merge exactly."""
 
     @property
     def text(self) -> str:
-        """`resolved` / `unresolved` / `error` (`, regressed` when the base suite broke); with
-        repeats `k/N` resolved and the errors and regressions among the N. Per-test tasks name
-        the failing tests (`F2P failed: ...`, `P2P failed: ...`)."""
+        """`resolved` / `unresolved` / `error` (`, regressed` when the base suite broke,
+        `, exact` when a merge matched the recorded one); with repeats `k/N` resolved and the
+        errors, regressions and exact matches among the N. Per-test tasks name the failing tests
+        (`F2P failed: ...`, `P2P failed: ...`)."""
         return self._status_text() + self._tests_text()
 
     def _status_text(self) -> str:
         if self.attempts == 1:
             status = "resolved" if self.resolved else "error" if self.errors else "unresolved"
-            return status + (", regressed" if self.regressed else "")
+            return (
+                status
+                + (", regressed" if self.regressed else "")
+                + (", exact" if self.exact else "")
+            )
         parts = [f"{self.resolved}/{self.attempts}"]
+        if self.exact:
+            parts.append(f"{self.exact} exact")
         if self.errors:
             parts.append(f"{self.errors} error" + ("s" if self.errors > 1 else ""))
         if self.regressed:
@@ -269,6 +301,7 @@ def build_matrix(rows: Sequence[ReportRow]) -> TaskMatrix:
                 regressed=sum(1 for attempt in attempts if attempt.regressed),
                 fail_to_pass_failed=_failed(attempt.failToPassFailed for attempt in attempts),
                 pass_to_pass_failed=_failed(attempt.passToPassFailed for attempt in attempts),
+                exact=sum(1 for a in attempts if a.exact) if row.kind == "merge" else None,
             )
     tasks = sorted({task for task, _ in cells})
     return TaskMatrix(columns=list(rows), tasks=tasks, cells=cells)
@@ -296,6 +329,8 @@ def describe_pair(result: RunResult) -> str:
         status += ", regressed"
         if result.passToPassFailed:
             status += f" ({_few(result.passToPassFailed)})"
+    if result.kind == "merge" and result.exact is not None:
+        status += ", exact" if result.exact else ", not exact"
     cost = "-" if result.costUsd is None else f"${result.costUsd:.4f}"
     seconds = "-" if result.adapterSeconds is None else f"{result.adapterSeconds:.1f}s"
     diff = "-"

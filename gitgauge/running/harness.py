@@ -182,6 +182,53 @@ def restore(repo: Repository, workspace: Path, base: str, harness: Harness) -> N
         lay_files(repo, base, paths, workspace)
 
 
+@contextmanager
+def laid(
+    harness: Harness, workspace: Path, *, repo: Repository, base: str | None
+) -> Iterator[None]:
+    """The harness laid into the workspace for the agent's run, then taken out again.
+
+    With `base` (a fix task, whose workspace starts at that commit) every overlaid path goes back
+    to its state there (`restore`). Without (a merge task, whose workspace starts mid-merge, in a
+    state no commit holds) the paths go back to what the workspace held before the overlay.
+    """
+    if base is not None:
+        overlay(harness, workspace)
+        try:
+            yield
+        finally:
+            restore(repo, workspace, base, harness)
+        return
+    held = Path(tempfile.mkdtemp(prefix="gitgauge-harness-held-"))
+    try:
+        kept: list[str] = []
+        for index, destination in enumerate(harness.overlays):
+            ensure_inside(workspace, [destination])
+            target = workspace / destination
+            if target.is_symlink() or target.exists():
+                _copy(target, held / str(index))
+                kept.append(destination)
+        overlay(harness, workspace)
+        try:
+            yield
+        finally:
+            for index, destination in enumerate(harness.overlays):
+                _remove(workspace / destination)
+                if destination in kept:
+                    _copy(held / str(index), workspace / destination)
+    finally:
+        shutil.rmtree(held, ignore_errors=True)
+
+
+def _copy(source: Path, target: Path) -> None:
+    """A file, symlink or directory copied as it is (symlinks stay symlinks)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if source.is_dir() and not source.is_symlink():
+        shutil.copytree(source, target, symlinks=True)
+    else:
+        shutil.copy2(source, target, follow_symlinks=False)
+
+
 def _remove(target: Path) -> None:
     if target.is_symlink() or target.is_file():
         target.unlink()

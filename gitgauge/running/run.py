@@ -37,6 +37,7 @@ from gitgauge.core.worktree import Warn, warn_once
 from gitgauge.running import harness as harnesses
 from gitgauge.running.adapters.base import Adapter, AdapterContext, AdapterOutcome, create
 from gitgauge.running.harness import Harness
+from gitgauge.running.merge_run import score_merge_pair
 from gitgauge.running.sandbox import Sandbox, SandboxMode, prepare
 from gitgauge.running.scoring import diffstat
 from gitgauge.running.scoring.grade import grade
@@ -132,7 +133,8 @@ def _select_tasks(repo: Repository, store: Store, task_id: str | None, *, warn: 
         tasks = chosen
     usable: list[Task] = []
     for task in tasks:
-        missing = [sha for sha in (task.base, task.fix) if not repo.has_commit(sha)]
+        needed = (task.base, task.fix, *([task.other] if task.other else []))
+        missing = [sha for sha in needed if not repo.has_commit(sha)]
         if missing:
             warn(
                 f"skipping task {task.id}: commit {missing[0][:12]} is not in this repository "
@@ -341,6 +343,7 @@ def _run_all(
             link=pair.config.worktree.link,
             warn=pair.warn,
             copies=sources,
+            other=job.task.other if job.task.kind == "merge" else None,
         ) as prepared:
             return pair.run(job.planned, job.task, prepared, attempt=job.attempt, slot=slot)
 
@@ -383,7 +386,7 @@ class _Pair:
         started = _now()
         log_dir = self.store.log_dir(self.run_id, planned.config.name, task.id, attempt)
         log_dir.mkdir(parents=True, exist_ok=True)
-        fields: dict[str, Any] = {}
+        fields: dict[str, Any] = {"kind": task.kind}
         checkout_before = self.repo.checkout_state()
         try:
             self._score(planned, task, prepared, log_dir, fields, slot=slot)
@@ -412,6 +415,46 @@ class _Pair:
             **fields,
         )
 
+    def _run_agent(
+        self,
+        planned: PlannedConfig,
+        task: Task,
+        workspace: Path,
+        env: dict[str, str],
+        log_dir: Path,
+        *,
+        restore_to: str | None,
+    ) -> AdapterOutcome:
+        """The config's harness laid in, the adapter run (in the sandbox, with its own copy of
+        the config dir), and the harness taken out again (to its state at `restore_to`, or else
+        to what the workspace held): it is not the agent's work, so it stays out of the diff, the
+        patch and the scored tree."""
+        harness = planned.harness
+        with (
+            harnesses.laid(harness, workspace, repo=self.repo, base=restore_to),
+            harnesses.agent_config_dir(harness, environ=os.environ) as config_dir,
+        ):
+            agent_sandbox = (
+                self.sandbox.argv(
+                    workspace, agent=True, writable=[config_dir] if config_dir else []
+                )
+                if self.sandbox
+                else []
+            )
+            return planned.adapter.run(
+                AdapterContext(
+                    workspace=workspace,
+                    task=task,
+                    repo=self.repo,
+                    timeout_seconds=self.config.timeouts.adapter / 1000,
+                    env={**env, **harness.env},
+                    log_dir=log_dir,
+                    prompt=render_prompt(planned.config.prompt, task),
+                    config_dir=config_dir,
+                    sandbox=agent_sandbox,
+                )
+            )
+
     def _score(
         self,
         planned: PlannedConfig,
@@ -428,36 +471,29 @@ class _Pair:
             # Linked editable installs import from the checkout: make them import the workspace.
             redirect = links.worktree_env(self.repo.root, link, workspace)
             env = process.clean_env(cwd=workspace, extra={"GITGAUGE_JOB": str(slot), **redirect})
+            if task.kind == "merge":
+                score_merge_pair(
+                    self.repo,
+                    self.config,
+                    task,
+                    workspace,
+                    log_dir,
+                    fields,
+                    env=env,
+                    setup=self._setup,
+                    run_agent=lambda: self._run_agent(
+                        planned, task, workspace, env, log_dir, restore_to=None
+                    ),
+                    outcome_fields=_outcome_fields,
+                    sandbox=self.sandbox,
+                )
+                return
             setup_error = self._setup(workspace, env, log_dir)
             if setup_error is not None:
                 fields.update(status="error", errorKind="setup", errorMessage=setup_error)
                 return
-            harness = planned.harness
-            harnesses.overlay(harness, workspace)
-            with harnesses.agent_config_dir(harness, environ=os.environ) as config_dir:
-                agent_sandbox = (
-                    self.sandbox.argv(
-                        workspace, agent=True, writable=[config_dir] if config_dir else []
-                    )
-                    if self.sandbox
-                    else []
-                )
-                outcome = planned.adapter.run(
-                    AdapterContext(
-                        workspace=workspace,
-                        task=task,
-                        repo=self.repo,
-                        timeout_seconds=self.config.timeouts.adapter / 1000,
-                        env={**env, **harness.env},
-                        log_dir=log_dir,
-                        prompt=render_prompt(planned.config.prompt, task),
-                        config_dir=config_dir,
-                        sandbox=agent_sandbox,
-                    )
-                )
+            outcome = self._run_agent(planned, task, workspace, env, log_dir, restore_to=task.base)
             fields.update(_outcome_fields(outcome))
-            # The harness is not the agent's work: out of the diff, the patch and the scored tree.
-            harnesses.restore(self.repo, workspace, task.base, harness)
             # Measured for failed agents too: the patch of a timed-out agent helps to see why.
             diffstat.stage_all(self.repo, workspace, link=link)
             stat = diffstat.diff_stat(self.repo, workspace, task.base, link=link)

@@ -42,10 +42,15 @@ class HistoryCopies:
         self._lock = threading.Lock()
         self._holder: Path | None = None
         self._copies: dict[str, HistoryCopy] = {}
+        # Copies that also hold a merge task's other parent: never borrowed from, since the
+        # other parent's commits need not be ancestors of a later base.
+        self._merge_copies: dict[tuple[str, str], HistoryCopy] = {}
 
-    def get(self, base: str) -> HistoryCopy:
+    def get(self, base: str, *, other: str | None = None) -> HistoryCopy:
         with self._lock:
-            copy = self._copies.get(base)
+            copy = (
+                self._copies.get(base) if other is None else self._merge_copies.get((base, other))
+            )
             if copy is not None:
                 return copy
             if self._holder is None:
@@ -55,7 +60,11 @@ class HistoryCopies:
             ancestors = [c for c in self._copies.values() if self.repo.is_ancestor(c.commit, base)]
             # The nearest ancestor leaves the least to pack.
             borrow = max(ancestors, key=lambda c: self.repo.commit_time(c.commit), default=None)
-            root = self._holder / f"copy-{len(self._copies)}.git"
+            root = self._holder / f"copy-{len(self._copies) + len(self._merge_copies)}.git"
+            if other is not None:
+                copy = HistoryCopy.create(self.repo, base, root, borrow=borrow, also=[other])
+                self._merge_copies[(base, other)] = copy
+                return copy
             copy = HistoryCopy.create(self.repo, base, root, borrow=borrow)
             self._copies[base] = copy
             return copy
@@ -67,6 +76,7 @@ class HistoryCopies:
                     shutil.rmtree(self._holder, ignore_errors=True)
             self._holder = None
             self._copies.clear()
+            self._merge_copies.clear()
 
     def __enter__(self) -> HistoryCopies:
         return self
@@ -93,11 +103,14 @@ class TaskWorkspaces:
         link: Sequence[str],
         warn: Warn,
         copies: HistoryCopies | None = None,
+        other: str | None = None,
     ) -> None:
-        """`copies`: the run's shared history copies; without it, the task makes its own."""
+        """`copies`: the run's shared history copies; without it, the task makes its own.
+        `other`: a merge task's other parent, which an isolated copy must hold too."""
         self.repo = repo
         self.shared = copies
         self.base = base
+        self.other = other
         self.history = history
         self.link = list(link)
         self.warn = warn
@@ -106,13 +119,18 @@ class TaskWorkspaces:
 
     def __enter__(self) -> TaskWorkspaces:
         if self.history == "isolated" and self.shared is not None:
-            self._copy = self.shared.get(self.base)
+            self._copy = self.shared.get(self.base, other=self.other)
         elif self.history == "isolated":
             try:
                 with deferred():
                     self._holder = Path(tempfile.mkdtemp(prefix=HISTORY_PREFIX))
                     write_owner(self._holder, repository=self.repo.root, kind="history")
-                self._copy = HistoryCopy.create(self.repo, self.base, self._holder / "history.git")
+                self._copy = HistoryCopy.create(
+                    self.repo,
+                    self.base,
+                    self._holder / "history.git",
+                    also=[self.other] if self.other else [],
+                )
             except BaseException:
                 self._cleanup()
                 raise
@@ -136,6 +154,10 @@ class TaskWorkspaces:
     @contextmanager
     def workspace(self) -> Iterator[Path]:
         """A fresh checkout of `base` with `worktree.link` linked; removed afterwards."""
+        if self._copy is not None and self.other is not None:
+            with self._overlay_workspace(self._copy) as path:
+                yield path
+            return
         host = self._copy if self._copy is not None else self.repo
         with checkout(
             host,
@@ -146,3 +168,25 @@ class TaskWorkspaces:
             warn=self.warn,
         ) as path:
             yield path
+
+    @contextmanager
+    def _overlay_workspace(self, copy: HistoryCopy) -> Iterator[Path]:
+        """A merge task's checkout in a repository of its own that reads the task's copy:
+        the objects one agent writes (staging its resolution) stay out of the next one's way."""
+        with deferred():
+            holder = Path(tempfile.mkdtemp(prefix=HISTORY_PREFIX))
+            write_owner(holder, repository=self.repo.root, kind="history")
+        try:
+            host = copy.overlay(holder / "pair.git")
+            with checkout(
+                host,
+                self.base,
+                link=self.link,
+                link_from=self.repo.root,
+                owner_repository=self.repo.root,
+                warn=self.warn,
+            ) as path:
+                yield path
+        finally:
+            with deferred():
+                shutil.rmtree(holder, ignore_errors=True)

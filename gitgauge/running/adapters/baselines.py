@@ -1,6 +1,7 @@
 """Two baselines that need no model, to calibrate a task set before spending money on agents:
-`gold` applies the real fix's non-test changes and should resolve every task; `noop` changes
-nothing and should resolve none.
+`gold` applies the real fix's non-test changes (for a merge task: writes the recorded merge's
+resolution and stages it) and should resolve every task; `noop` changes nothing (a merge task's
+conflict markers stay) and should resolve none.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ class GoldAdapter(Adapter):
     def run(self, context: AdapterContext) -> AdapterOutcome:
         started = time.monotonic()
         task = context.task
+        if task.kind == "merge":
+            _write_recorded_merge(context)
+            return AdapterOutcome(seconds=time.monotonic() - started)
         changes = context.repo.diff_names(task.base, task.fix)
         paths: list[str] = []
         for change in changes:
@@ -30,6 +34,21 @@ class GoldAdapter(Adapter):
                     paths.append(path)
         lay_files(context.repo, task.fix, paths, context.workspace)
         return AdapterOutcome(seconds=time.monotonic() - started)
+
+
+def _write_recorded_merge(context: AdapterContext) -> None:
+    """Every path the recorded merge has differently from `base` (the conflicted files and any
+    change the merge made beyond them), as the merge has it; then `git add`, as a developer
+    marks conflicts resolved."""
+    task = context.task
+    assert task.merge is not None
+    paths: list[str] = list(task.conflictFiles)
+    for change in context.repo.diff_names(task.base, task.merge):
+        for path in (change.old_path, change.path):
+            if path is not None and path not in paths:
+                paths.append(path)
+    lay_files(context.repo, task.merge, paths, context.workspace)
+    context.repo.git("add", "--all", "--", *paths, cwd=context.workspace)
 
 
 @register

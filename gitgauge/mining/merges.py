@@ -1,0 +1,220 @@
+"""Merge-conflict tasks (`gitgauge mine --merges`): a recorded two-parent merge whose automatic
+re-merge of its parents conflicts becomes a task. The agent gets `base` (first parent) with
+`other` (second parent) merged in and the conflicts left in the files; the recorded merge is the
+reference resolution (exact match, as GitGoodBench scores it) and, when its suite passes, the
+test suite is the second judge.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import PurePosixPath
+
+from gitgauge.core import process
+from gitgauge.core.git import Commit, Repository
+from gitgauge.core.mergetree import ReMerge, count_regions, re_merge, read_text
+from gitgauge.core.parallel import in_order
+from gitgauge.core.records import MergeDifficulty, RepoConfig, Task
+from gitgauge.core.worktree import Warn, checkout
+from gitgauge.mining import classify
+
+# Skip reasons, counted in the mine summary (a detail names the file or git's words).
+OCTOPUS = "octopus merge"
+PARENT_MISSING = "parent not in this clone"
+REFUSED = "git cannot re-merge the parents"
+CLEAN = "re-merges without conflicts"
+DOCS_ONLY = "conflicts only in Markdown or lock files"
+TOO_MANY = "more conflicts than mine.maxConflicts"
+UNSUPPORTED = "conflict gitgauge cannot re-create"
+
+LOCK_FILE_NAMES = frozenset(
+    {
+        "package-lock.json",
+        "npm-shrinkwrap.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "poetry.lock",
+        "Pipfile.lock",
+        "uv.lock",
+        "pdm.lock",
+        "Cargo.lock",
+        "Gemfile.lock",
+        "composer.lock",
+        "go.sum",
+        "mix.lock",
+        "flake.lock",
+    }
+)
+MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx"})
+
+
+def is_docs_or_lock(path: str) -> bool:
+    """Markdown and dependency lock files: conflicts there say little about an agent."""
+    name = PurePosixPath(path)
+    return name.suffix.lower() in MARKDOWN_SUFFIXES or name.name in LOCK_FILE_NAMES
+
+
+def recorded_parents(repo: Repository, sha: str) -> tuple[str, ...]:
+    """The parents a commit object names, also where a shallow clone hides them."""
+    raw = repo.git("cat-file", "commit", sha)
+    header = raw.split("\n\n", 1)[0]
+    return tuple(
+        line[len("parent ") :] for line in header.splitlines() if line.startswith("parent ")
+    )
+
+
+def difficulty(files: int, regions: int) -> MergeDifficulty:
+    """GitGoodBench's difficulty: easy 1 file 1 conflict, medium 1 file more, hard more files."""
+    if files <= 1:
+        return "easy" if regions <= 1 else "medium"
+    return "hard"
+
+
+@dataclass
+class MergeSummary:
+    merges: int = 0
+    """Merge commits among the scanned ones."""
+    conflicted: int = 0
+    """Merges whose re-merge conflicts (candidates)."""
+    already_mined: int = 0
+    judged_before: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    tasks: list[Task] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class MergeCandidate:
+    commit: Commit
+    remade: ReMerge
+    regions: int
+
+
+@dataclass(frozen=True)
+class MergeVerdict:
+    commit: Commit
+    task: Task | None
+    reason: str | None = None
+    detail: str = ""
+
+
+def classify_merge(
+    repo: Repository, commit: Commit, *, max_conflicts: int
+) -> MergeCandidate | tuple[str, str]:
+    """A candidate, or (skip reason, detail)."""
+    if len(commit.parents) > 2:
+        return OCTOPUS, f"{len(commit.parents)} parents"
+    missing = [sha for sha in commit.parents if not repo.has_commit(sha)]
+    if missing:
+        return PARENT_MISSING, f"{missing[0][:12]} missing (shallow clone? git fetch --unshallow)"
+    base, other = commit.parents
+    remade = re_merge(repo.root, base, other)
+    if remade.tree is None:
+        return REFUSED, remade.refused or ""
+    if not remade.conflicted:
+        return CLEAN, ""
+    unsupported = remade.unsupported
+    if unsupported is not None:
+        return UNSUPPORTED, unsupported
+    if all(is_docs_or_lock(path) for path in remade.conflicted):
+        return DOCS_ONLY, ", ".join(remade.conflicted)
+    # A modify/delete leaves no markers; it is still one decision to make.
+    regions = sum(
+        max(1, count_regions(read_text(repo.root, remade.tree, path))) for path in remade.conflicted
+    )
+    if regions > max_conflicts:
+        return TOO_MANY, f"{regions} > {max_conflicts}"
+    return MergeCandidate(commit, remade, regions)
+
+
+def build_prompt(repo: Repository, base: str, other: str, files: list[str]) -> str:
+    """The situation, never the resolution."""
+    other_subject = repo.commit_info(other).subject
+    base_subject = repo.commit_info(base).subject
+    listed = "\n".join(f"- {path}" for path in files)
+    return (
+        f"A merge is in progress: commit {other[:12]} ({other_subject}) is being merged into "
+        f"{base[:12]} ({base_subject}), and git stopped with conflicts in "
+        f"{len(files)} file(s):\n{listed}\n\n"
+        "Resolve the conflicts so that the result keeps what both sides meant to do. "
+        "You may finish with `git add` (and `git commit`) or just edit the files."
+    )
+
+
+def verify_merge(
+    repo: Repository,
+    candidate: MergeCandidate,
+    config: RepoConfig,
+    *,
+    warn: Warn,
+    extra_env: Mapping[str, str] | None = None,
+) -> MergeVerdict:
+    """Run the suite at the recorded merge: a task either way, `testsAtMerge` says which."""
+    commit = candidate.commit
+    base, other = commit.parents
+    note = ""
+    with checkout(repo, commit.sha, link=config.worktree.link, warn=warn) as worktree:
+        env = process.clean_env(cwd=worktree, extra=extra_env)
+        passed = True
+        if config.setupCommand:
+            setup = process.run(
+                config.setupCommand,
+                cwd=worktree,
+                timeout_seconds=config.timeouts.setup / 1000,
+                env=env,
+            )
+            if not setup.ok:
+                passed, note = False, "setupCommand failed at the merge: exact match only"
+        if passed:
+            test = process.run(
+                config.testCommand,
+                cwd=worktree,
+                timeout_seconds=config.timeouts.test / 1000,
+                env=env,
+            )
+            if not test.ok:
+                how = "timed out" if test.timed_out else f"exit {test.exit_code}"
+                passed, note = False, f"suite fails at the merge ({how}): exact match only"
+    files = list(candidate.remade.conflicted)
+    task = Task(
+        id=classify.task_id(commit.sha, commit.subject),
+        kind="merge",
+        base=base,
+        other=other,
+        merge=commit.sha,
+        fix=commit.sha,
+        subject=commit.subject,
+        body=commit.body.strip(),
+        prompt=build_prompt(repo, base, other, files),
+        testFiles=[],
+        # The prompt is gitgauge's own description of the situation, never a bare title.
+        promptQuality="rich",
+        conflictFiles=files,
+        conflictRegions=candidate.regions,
+        difficulty=difficulty(len(files), candidate.regions),
+        testsAtMerge=passed,
+        testCommand=config.testCommand,
+        setupCommand=config.setupCommand,
+        minedAt=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )
+    return MergeVerdict(commit, task, None, note)
+
+
+def verify_all(
+    repo: Repository,
+    config: RepoConfig,
+    candidates: list[MergeCandidate],
+    *,
+    jobs: int,
+    warn: Warn,
+    on_start: Callable[[Commit], None],
+) -> Generator[MergeVerdict, None, None]:
+    def judge(candidate: MergeCandidate, slot: int) -> MergeVerdict:
+        on_start(candidate.commit)
+        return verify_merge(
+            repo, candidate, config, warn=warn, extra_env={"GITGAUGE_JOB": str(slot)}
+        )
+
+    return in_order(candidates, judge, jobs=jobs, name="verify-merge")
