@@ -63,11 +63,27 @@ class WorktreeSettings(_HumanRecord):
         return names
 
 
+class RaySettings(_HumanRecord):
+    """`run.ray`: where and how pairs run with `run.executor: ray` (docs/cluster.md)."""
+
+    address: StrictStr | None = None
+    """The cluster's address (host:port); default `RAY_ADDRESS`, else a local Ray instance."""
+    resources: dict[StrictStr, float] = Field(default_factory=lambda: {"CPU": 1.0})
+    """Ray resources one pair needs (custom ones, like `agent: 1`, cap concurrent agents)."""
+    env: list[StrictStr] = Field(default_factory=list)
+    """Names of environment variables passed to workers (values never written anywhere)."""
+    link: Literal["error", "skip"] = "error"
+    """`worktree.link` on a node: an error (default), or `skip` to run without the links."""
+
+
 class RunSettings(_HumanRecord):
     history: Literal["isolated", "full"] = "isolated"
     """What git history an agent's workspace holds: `isolated` (default) only the history up to
     the task's base, so no git command reaches the fix; `full` a worktree of your repository
     (the spec's behaviour: every commit, the fix included, is readable)."""
+    executor: Literal["local", "ray"] = "local"
+    """Where pairs run: `local` (this machine, `-j` at a time) or `ray` (a Ray cluster)."""
+    ray: RaySettings = Field(default_factory=RaySettings)
 
 
 class RepoConfig(_HumanRecord):
@@ -150,7 +166,13 @@ class Task(BaseModel):
 
 ResultStatus = Literal["resolved", "unresolved", "error"]
 ErrorKind = Literal[
-    "setup", "adapter-exit", "adapter-timeout", "adapter-output", "escaped-workspace", "internal"
+    "setup",
+    "adapter-exit",
+    "adapter-timeout",
+    "adapter-output",
+    "escaped-workspace",
+    "internal",
+    "executor-lost",
 ]
 
 

@@ -31,6 +31,7 @@ from gitgauge.core.store import (
 )
 from gitgauge.core.worktree import Warn
 from gitgauge.running.adapters.base import Adapter, AdapterContext, AdapterOutcome, create
+from gitgauge.running.executors import PairExecutor
 from gitgauge.running.scoring import diffstat
 from gitgauge.running.scoring.grade import grade
 from gitgauge.running.scoring.protect import WorkspaceEscape, protect
@@ -196,9 +197,13 @@ def execute(
     resume: ResumeFrom | None = None,
     on_start: Callable[[PlannedConfig, Task], None] = lambda planned, task: None,
     on_result: Callable[[RunResult], None] = lambda result: None,
+    executor: PairExecutor | None = None,
 ) -> RunOutcome:
     """Run every pair (task-major, so a task's workspace source is prepared once and reused by
-    every config and attempt), `jobs` at a time; results come back in a stable order."""
+    every config and attempt), `jobs` at a time; results come back in a stable order.
+
+    `executor`: where the pairs run (default: here, `jobs` threads); a remote executor calls
+    `_Pair.run` on its nodes and yields results as pairs finish."""
     if jobs <= 0:
         raise UsageError(f"--jobs must be a positive number, got {jobs}")
     if repeat <= 0:
@@ -242,8 +247,10 @@ def execute(
     commit_times = {task.base: repo.commit_time(task.base) for task in plan.tasks}
     pending.sort(key=lambda job: commit_times[job.task.base])
     pair = _Pair(repo, repo_config, store, run_id, warn)
-    sources = HistoryCopies(repo)
-    finished = _run_all(pending, pair, sources, jobs=jobs, on_start=on_start)
+    if executor is not None:
+        finished = executor.run_pairs(pending, pair, on_start=on_start)
+    else:
+        finished = _run_all(pending, pair, HistoryCopies(repo), jobs=jobs, on_start=on_start)
     try:
         for result in finished:
             try:

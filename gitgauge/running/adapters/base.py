@@ -56,6 +56,9 @@ class Adapter(ABC):
 
     name: ClassVar[str]
     needs_command: ClassVar[bool] = False
+    reads_fix: ClassVar[bool] = False
+    """Whether `run` reads the fix's own changes (only `gold`): a remote executor then ships
+    them to the node; for every other adapter they never leave the machine."""
 
     def __init__(self, config: AgentConfig, *, source: str) -> None:
         self.config = config
