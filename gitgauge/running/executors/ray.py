@@ -209,12 +209,10 @@ class RayExecutor:
                 _stop_node.options(**_on_node(node)).remote(self.run_id) for node in self.nodes
             ]
             ray.wait(stops, num_returns=len(stops), timeout=STOP_GRACE_SECONDS)
+        # No force-cancel after that (it can crash Ray's driver on a task that just ended):
+        # a pair still running when the driver disconnects is killed with its worker by Ray,
+        # and `close` removes what it left.
         ray.wait(refs, num_returns=len(refs), timeout=STOP_GRACE_SECONDS)
-        for ref in refs:
-            try:
-                ray.cancel(ref, force=True)
-            except (ray.exceptions.RayError, ValueError):
-                pass
 
     def close(self) -> None:
         """Remove the run's directory on every node, then disconnect."""
