@@ -145,7 +145,8 @@ def test_the_example_file_documents_and_sets_every_key() -> None:
     assert set(raw["mine"]) == {"last"}
     assert set(raw["timeouts"]) == {"test", "setup", "adapter"}
     assert set(raw["worktree"]) == {"link"}
-    assert set(raw["run"]) == {"history"}
+    assert set(raw["run"]) == {"history", "executor", "ray"}
+    assert set(raw["run"]["ray"]) == {"address", "resources", "env", "link"}
     assert config.testCommand
 
 
