@@ -151,6 +151,8 @@ def cluster() -> Iterator[Cluster]:
                 GIT_CONFIG_NOSYSTEM="1",
                 RAY_USAGE_STATS_ENABLED="0",
                 GITGAUGE_TEST_RAY_NODE=nodes.markers[ip],
+                # The nodes have no claude binary (this machine's may have one on PATH).
+                GITGAUGE_CLAUDE_BIN=str(base / "no-claude-here"),
             )
             where = (
                 ["--head", f"--port={port}", "--include-dashboard=false"]
@@ -406,6 +408,23 @@ def test_a_node_with_another_gitgauge_version_is_an_error_before_any_pair(
     assert f"has gitgauge {gitgauge.__version__}, this machine 0.0.0+driver" in line
     assert re.search(r"Ray node 127\.0\.0\.[23] ", line), line
     assert not list((repo.root / ".gitgauge" / "runs").glob("*/results/*/*.json"))
+
+
+def test_an_agent_binary_missing_on_a_node_is_an_error_of_the_pair_naming_the_node(
+    cluster: Cluster, repo: GitRepo, tmp_path: Path
+) -> None:
+    # This machine has a claude binary (check() passes here); the nodes have none.
+    claude = tmp_path / "claude"
+    claude.write_text("#!/bin/sh\nexit 1\n")
+    claude.chmod(0o755)
+    env = dict(os.environ, GITGAUGE_CLAUDE_BIN=str(claude))
+    agent = write_agent(tmp_path, "claude", "claude-code")
+    result = run_gitgauge("run", "-c", str(agent), *ray_flags(cluster), cwd=repo.root, env=env)
+    assert result.returncode == 0, result.stderr
+    records = list(results(run_dir(repo, result.stdout)).values())
+    assert [(r["status"], r["errorKind"]) for r in records] == [("error", "internal")] * 2
+    for record in records:
+        assert re.match(r"on node 127\.0\.0\.[23]: .*claude", str(record["errorMessage"]))
 
 
 def test_a_node_dying_mid_run_retries_its_pairs_or_records_executor_lost(

@@ -89,6 +89,8 @@ def run_agents(
                 plan = plan_run(repo, store, config_files or [], task_id=task, warn=warn)
                 origin = None
             pairs_executor = open_executor(config, address=ray_address)
+            if pairs_executor is not None and job_count != 1:
+                warn("--jobs does not apply with --executor ray: the cluster's resources decide")
             try:
                 run_and_report(
                     repo,
