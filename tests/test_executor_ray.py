@@ -306,7 +306,7 @@ def test_gold_noop_script_give_the_same_results_as_a_local_run(
     assert repo.snapshot() == before
 
 
-def test_a_worker_finds_no_trace_of_the_fix_and_gets_only_the_named_environment(
+def test_a_worker_finds_no_trace_of_the_fix_gets_only_the_named_environment_and_checks_the_agent(
     cluster: Cluster, repo: GitRepo, mined: Mined, tmp_path: Path
 ) -> None:
     report = tmp_path / "found"
@@ -339,11 +339,26 @@ def test_a_worker_finds_no_trace_of_the_fix_and_gets_only_the_named_environment(
         ),
         encoding="utf-8",
     )
-    env = dict(os.environ, GG_SECRET=SECRET, GG_OTHER="not-for-workers")
-    result = run_gitgauge("run", "-c", str(agent), *ray_flags(cluster), cwd=repo.root, env=env)
+    # This machine has a claude binary (check() passes here); the nodes have none, and say so.
+    claude = tmp_path / "claude"
+    claude.write_text("#!/bin/sh\nexit 1\n")
+    claude.chmod(0o755)
+    claude_agent = write_agent(tmp_path, "claude", "claude-code")
+    env = dict(
+        os.environ, GG_SECRET=SECRET, GG_OTHER="not-for-workers", GITGAUGE_CLAUDE_BIN=str(claude)
+    )
+    configs = ["-c", str(agent), "-c", str(claude_agent)]
+    result = run_gitgauge("run", *configs, *ray_flags(cluster), cwd=repo.root, env=env)
     assert result.returncode == 0, result.stderr
     run = run_dir(repo, result.stdout)
-    assert [record["status"] for record in results(run).values()] == ["unresolved"] * 2
+    found = results(run)
+    assert [r["status"] for (config, _, _), r in found.items() if config == "searcher"] == [
+        "unresolved"
+    ] * 2
+    missing = [r for (config, _, _), r in found.items() if config == "claude"]
+    assert [(r["status"], r["errorKind"]) for r in missing] == [("error", "internal")] * 2
+    for record in missing:
+        assert re.match(r"on node 127\.0\.0\.[23]: .*claude", str(record["errorMessage"]))
     tasks = [path.stem for path in (repo.root / ".gitgauge" / "tasks").glob("*.yaml")]
     for task in tasks:
         assert (report / task).read_text() == "", f"the agent on {task} found the fix"
@@ -410,23 +425,6 @@ def test_a_node_with_another_gitgauge_version_is_an_error_before_any_pair(
     assert not list((repo.root / ".gitgauge" / "runs").glob("*/results/*/*.json"))
 
 
-def test_an_agent_binary_missing_on_a_node_is_an_error_of_the_pair_naming_the_node(
-    cluster: Cluster, repo: GitRepo, tmp_path: Path
-) -> None:
-    # This machine has a claude binary (check() passes here); the nodes have none.
-    claude = tmp_path / "claude"
-    claude.write_text("#!/bin/sh\nexit 1\n")
-    claude.chmod(0o755)
-    env = dict(os.environ, GITGAUGE_CLAUDE_BIN=str(claude))
-    agent = write_agent(tmp_path, "claude", "claude-code")
-    result = run_gitgauge("run", "-c", str(agent), *ray_flags(cluster), cwd=repo.root, env=env)
-    assert result.returncode == 0, result.stderr
-    records = list(results(run_dir(repo, result.stdout)).values())
-    assert [(r["status"], r["errorKind"]) for r in records] == [("error", "internal")] * 2
-    for record in records:
-        assert re.match(r"on node 127\.0\.0\.[23]: .*claude", str(record["errorMessage"]))
-
-
 def test_a_node_dying_mid_run_retries_its_pairs_or_records_executor_lost(
     cluster: Cluster, repo: GitRepo, tmp_path: Path
 ) -> None:
@@ -438,7 +436,7 @@ def test_a_node_dying_mid_run_retries_its_pairs_or_records_executor_lost(
         "slow",
         "script",
         f'echo $$ > {marks}/"$(basename "$(dirname "$TMPDIR")")-$GITGAUGE_TASK_ID-$$"; '
-        "sleep 3; echo ok >> README.md",
+        "sleep 2; echo ok >> README.md",
     )
     child = subprocess.Popen(
         [*GITGAUGE, "run", "-c", str(agent), "--repeat", "2", *ray_flags(cluster)],
