@@ -69,7 +69,8 @@ class RayExecutor:
     def __init__(self, settings: RaySettings, nodes: dict[str, str]) -> None:
         self.settings = settings
         self.nodes = nodes
-        """Node id -> its address, as of the start of the run."""
+        """Node id -> its address, as checked at the start of the run (pairs on nodes that
+        join later check the version themselves)."""
         self.run_id: str | None = None
 
     @classmethod
@@ -107,9 +108,7 @@ class RayExecutor:
                 f"could not connect to the Ray cluster at {address}: {' '.join(str(error).split())}"
             ) from None
         try:
-            nodes = {
-                node["NodeID"]: node["NodeManagerAddress"] for node in ray.nodes() if node["Alive"]
-            }
+            nodes = _alive_nodes()
             _check_nodes(nodes)
         except BaseException:
             ray.shutdown()
@@ -206,7 +205,7 @@ class RayExecutor:
             # A pair waiting on its agent notices a cancel only when the agent exits: the stop
             # file makes every node kill its agents now.
             stops = [
-                _stop_node.options(**_on_node(node)).remote(self.run_id) for node in self.nodes
+                _stop_node.options(**_on_node(node)).remote(self.run_id) for node in _alive_nodes()
             ]
             ray.wait(stops, num_returns=len(stops), timeout=STOP_GRACE_SECONDS)
         # No force-cancel after that (it can crash Ray's driver on a task that just ended):
@@ -218,11 +217,9 @@ class RayExecutor:
         """Remove the run's directory on every node, then disconnect."""
         try:
             if self.run_id is not None:
-                alive = {node["NodeID"] for node in ray.nodes() if node["Alive"]}
                 cleanups = [
                     _clean_node.options(**_on_node(node)).remote(self.run_id)
-                    for node in self.nodes
-                    if node in alive
+                    for node in _alive_nodes()
                 ]
                 ray.wait(cleanups, num_returns=len(cleanups), timeout=STOP_GRACE_SECONDS)
         finally:
@@ -267,6 +264,11 @@ def _check_nodes(nodes: dict[str, str]) -> None:
             )
         if not fact.git:
             raise ExecutorError(f"Ray node {nodes[node]} has no git on PATH: install git there")
+
+
+def _alive_nodes() -> dict[str, str]:
+    """Node id -> address of every live node (nodes may join or leave during a run)."""
+    return {node["NodeID"]: node["NodeManagerAddress"] for node in ray.nodes() if node["Alive"]}
 
 
 def _task_options(resources: dict[str, float]) -> dict[str, Any]:

@@ -135,6 +135,8 @@ class NodePairRequest:
     fix: FixFiles
     env: dict[str, str] = field(default_factory=dict)
     """The values of `run.ray.env`, set for the pair only."""
+    version: str = __version__
+    """The driver's gitgauge version (a node that joined after the start check compares it)."""
 
 
 @dataclass(frozen=True)
@@ -199,6 +201,11 @@ def run_on_node(
         tempfile.tempdir = str(root / "tmp")
         with _environment(request.env), _slot(root) as slot:
             try:
+                if request.version != __version__:
+                    raise GitGaugeError(
+                        f"gitgauge {__version__} here, {request.version} on the driver: install "
+                        "the same version on the cluster"
+                    )
                 planned.adapter.check()
             except GitGaugeError as error:
                 log_dir.mkdir(parents=True, exist_ok=True)
