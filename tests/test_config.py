@@ -154,6 +154,7 @@ def test_the_example_file_documents_and_sets_every_key() -> None:
     assert set(raw["timeouts"]) == {"test", "setup", "adapter"}
     assert set(raw["worktree"]) == {"link"}
     assert set(raw["run"]) == set(RunSettings.model_fields)
+    assert set(raw["run"]["ray"]) == {"address", "resources", "env", "link"}
     assert config.testCommand
 
 

@@ -18,6 +18,7 @@ from gitgauge.core.worktree import remove_stale
 from gitgauge.reporting.render import render as render_report
 from gitgauge.reporting.rows import build_rows as report_rows
 from gitgauge.reporting.rows import describe_pair
+from gitgauge.running.executors import PairExecutor, open_executor
 from gitgauge.running.run import (
     PlannedConfig,
     ResumeFrom,
@@ -66,6 +67,22 @@ def run_agents(
             "(default: run.sandbox in gitgauge.yaml, itself auto).",
         ),
     ] = None,
+    executor: Annotated[
+        str | None,
+        typer.Option(
+            "--executor",
+            help="Where pairs run: local, or ray (a Ray cluster; needs gitgauge[ray]). "
+            "Default: run.executor in gitgauge.yaml, else local.",
+        ),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address",
+            help="With --executor ray: the cluster's host:port (default: run.ray.address, "
+            "else RAY_ADDRESS, else a local Ray instance).",
+        ),
+    ] = None,
 ) -> None:
     """Run each agent config on each mined task, score it, and print the report."""
 
@@ -77,7 +94,7 @@ def run_agents(
         if resume is None and not config_files:
             raise UsageError("pass at least one agent config: gitgauge run -c config.yaml")
         repo = Repository(Path.cwd())
-        config = load_repo_config(repo.root)
+        config = with_executor(load_repo_config(repo.root), executor, ray_address)
         store = Store(repo.root)
         job_count = parse_jobs(jobs)
         if sandbox is not None and sandbox not in SANDBOX_MODES:
@@ -110,6 +127,25 @@ def run_agents(
                 resume=origin,
                 sandbox=box,
             )
+        ),
+    ] = None,
+            pairs_executor = open_executor(config, address=ray_address)
+            if pairs_executor is not None and job_count != 1:
+                warn("--jobs does not apply with --executor ray: the cluster's resources decide")
+            try:
+                run_and_report(
+                    repo,
+                    config,
+                    store,
+                    plan,
+                    jobs=job_count,
+                    repeat=repeat,
+                    resume=origin,
+                    executor=pairs_executor,
+                )
+            finally:
+                if pairs_executor is not None:
+                    pairs_executor.close()
 
     guarded(
         action,
@@ -127,6 +163,7 @@ def run_and_report(
     repeat: int,
     resume: ResumeFrom | None,
     sandbox: Sandbox | None = None,
+    executor: PairExecutor | None = None,
 ) -> None:
     progress = _RunProgress(total=len(plan.configs) * len(plan.tasks) * repeat)
     try:
@@ -142,6 +179,7 @@ def run_and_report(
             on_start=progress.start,
             on_result=progress.result,
             sandbox=sandbox,
+            executor=executor,
         )
     finally:
         progress.clear()
@@ -150,6 +188,18 @@ def run_and_report(
     say(render_report(rows, output_format="table"))
     say("")
     say(f"results and logs: {store.run_dir(outcome.run_id)}/")
+
+
+def with_executor(config: RepoConfig, executor: str | None, ray_address: str | None) -> RepoConfig:
+    """`run.executor` as the flags set it."""
+    if executor is not None:
+        if executor not in ("local", "ray"):
+            raise UsageError(f"--executor must be local or ray, got {executor!r}")
+        run = config.run.model_copy(update={"executor": executor})
+        config = config.model_copy(update={"run": run})
+    if ray_address is not None and config.run.executor != "ray":
+        raise UsageError("--ray-address goes with --executor ray (or run.executor: ray)")
+    return config
 
 
 class _RunProgress(StatusLine):

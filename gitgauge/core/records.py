@@ -129,6 +129,19 @@ class TestsSettings(_HumanRecord):
         return patterns
 
 
+class RaySettings(_HumanRecord):
+    """`run.ray`: where and how pairs run with `run.executor: ray` (docs/cluster.md)."""
+
+    address: StrictStr | None = None
+    """The cluster's address (host:port); default `RAY_ADDRESS`, else a local Ray instance."""
+    resources: dict[StrictStr, float] = Field(default_factory=lambda: {"CPU": 1.0})
+    """Ray resources one pair needs (custom ones, like `agent: 1`, cap concurrent agents)."""
+    env: list[StrictStr] = Field(default_factory=list)
+    """Names of environment variables passed to workers (values never written anywhere)."""
+    link: Literal["error", "skip"] = "error"
+    """`worktree.link` on a node: an error (default), or `skip` to run without the links."""
+
+
 class RunSettings(_HumanRecord):
     history: Literal["isolated", "full"] = "isolated"
     """What git history an agent's workspace holds: `isolated` (default) only the history up to
@@ -151,6 +164,9 @@ class RunSettings(_HumanRecord):
             if not name or path.is_absolute() or ".." in path.parts or not path.parts:
                 raise ValueError(f"{name!r} must be a path relative to $HOME, like `.cache/`")
         return names
+    executor: Literal["local", "ray"] = "local"
+    """Where pairs run: `local` (this machine, `-j` at a time) or `ray` (a Ray cluster)."""
+    ray: RaySettings = Field(default_factory=RaySettings)
 
 
 class RepoConfig(_HumanRecord):
@@ -294,7 +310,13 @@ class Task(BaseModel):
 
 ResultStatus = Literal["resolved", "unresolved", "error"]
 ErrorKind = Literal[
-    "setup", "adapter-exit", "adapter-timeout", "adapter-output", "escaped-workspace", "internal"
+    "setup",
+    "adapter-exit",
+    "adapter-timeout",
+    "adapter-output",
+    "escaped-workspace",
+    "internal",
+    "executor-lost",
 ]
 
 

@@ -36,6 +36,7 @@ from gitgauge.core.suite import NO_REPORT_HINT, stop_early_warning
 from gitgauge.core.worktree import Warn, warn_once
 from gitgauge.running import harness as harnesses
 from gitgauge.running.adapters.base import Adapter, AdapterContext, AdapterOutcome, create
+from gitgauge.running.executors import PairExecutor
 from gitgauge.running.harness import Harness
 from gitgauge.running.merge_run import score_merge_pair
 from gitgauge.running.sandbox import Sandbox, SandboxMode, prepare
@@ -243,9 +244,13 @@ def execute(
     on_start: Callable[[PlannedConfig, Task], None] = lambda planned, task: None,
     on_result: Callable[[RunResult], None] = lambda result: None,
     sandbox: Sandbox | None = None,
+    executor: PairExecutor | None = None,
 ) -> RunOutcome:
     """Run every pair (task-major, so a task's workspace source is prepared once and reused by
-    every config and attempt), `jobs` at a time; results come back in a stable order."""
+    every config and attempt), `jobs` at a time; results come back in a stable order.
+
+    `executor`: where the pairs run (default: here, `jobs` threads); a remote executor calls
+    `_Pair.run` on its nodes and yields results as pairs finish."""
     if jobs <= 0:
         raise UsageError(f"--jobs must be a positive number, got {jobs}")
     if repeat <= 0:
@@ -303,8 +308,10 @@ def execute(
     commit_times = {task.base: repo.commit_time(task.base) for task in plan.tasks}
     pending.sort(key=lambda job: commit_times[job.task.base])
     pair = _Pair(repo, repo_config, store, run_id, warn, sandbox=sandbox)
-    sources = HistoryCopies(repo)
-    finished = _run_all(pending, pair, sources, jobs=jobs, on_start=on_start)
+    if executor is not None:
+        finished = executor.run_pairs(pending, pair, on_start=on_start)
+    else:
+        finished = _run_all(pending, pair, HistoryCopies(repo), jobs=jobs, on_start=on_start)
     try:
         for result in finished:
             try:

@@ -71,6 +71,9 @@ class Adapter(ABC):
     needs_command: ClassVar[bool] = False
     reads_config_dir: ClassVar[bool] = False
     """Whether the agent reads a claude config directory (`configDir`)."""
+    reads_fix: ClassVar[bool] = False
+    """Whether `run` reads the fix's own changes (only `gold`): a remote executor then ships
+    them to the node; for every other adapter they never leave the machine."""
 
     def __init__(self, config: AgentConfig, *, source: str) -> None:
         self.config = config

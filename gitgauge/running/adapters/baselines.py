@@ -16,6 +16,7 @@ from gitgauge.running.adapters.base import Adapter, AdapterContext, AdapterOutco
 @register
 class GoldAdapter(Adapter):
     name = "gold"
+    reads_fix = True
 
     def run(self, context: AdapterContext) -> AdapterOutcome:
         started = time.monotonic()

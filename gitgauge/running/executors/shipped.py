@@ -1,0 +1,325 @@
+"""What a pair needs on a machine that does not have the user's repository, and how a node runs it.
+
+Travels to a node: the history up to the task's `base` as one git pack of exactly the objects
+reachable from `base` (never the fix), the fix's test files, and for adapters that read the fix
+(`gold`) the fix's own changes; the configs. The node turns the pack into a bare history copy once
+(later pairs of the task on that node reuse it) and runs the same `_Pair.run` as a local run, on a
+`ShippedRepository` that answers the fix's files from what was shipped. Comes back: the
+`RunResult` and the pair's log files.
+
+Nothing here imports `ray`: the Ray glue (`ray.py`) calls `run_on_node`, and tests can too.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import socket
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from gitgauge import __version__
+from gitgauge.core import process
+from gitgauge.core.errors import GitError, GitGaugeError
+from gitgauge.core.git import NO_HOOKS, Blob, ChangedPath, Repository
+from gitgauge.core.records import RepoConfig, RunResult, Task, WorktreeSettings
+from gitgauge.core.store import Store
+
+NODE_PREFIX = "gitgauge-ray-"
+"""Everything a run leaves on a node lives in `<node temp>/gitgauge-ray-<run id>/`."""
+
+
+@dataclass(frozen=True)
+class FixFiles:
+    """The part of the fix a node may see: the test files, and the source changes only for
+    adapters that read the fix."""
+
+    fix: str
+    files: dict[str, Blob | None]
+    """Path -> its content at the fix (None: the fix has no such file)."""
+    submodules: frozenset[str] = frozenset()
+    changes: tuple[ChangedPath, ...] | None = None
+    """base..fix changes, shipped only for adapters that read the fix (`gold`)."""
+
+
+def fix_files(repo: Repository, task: Task, *, with_source: bool) -> FixFiles:
+    paths = list(task.testFiles)
+    changes: tuple[ChangedPath, ...] | None = None
+    if with_source:
+        changes = tuple(repo.diff_names(task.base, task.fix))
+        for change in changes:
+            for path in (change.old_path, change.path):
+                if path is not None and path not in paths:
+                    paths.append(path)
+    submodules = frozenset(path for path in paths if repo.is_submodule(task.fix, path))
+    files = {path: repo.read_blob(task.fix, path) for path in paths if path not in submodules}
+    return FixFiles(fix=task.fix, files=files, submodules=submodules, changes=changes)
+
+
+def pack_history(repo: Repository, base: str) -> bytes:
+    """One git pack of exactly the objects reachable from `base`."""
+    with tempfile.TemporaryDirectory(prefix="gitgauge-pack-") as folder:
+        result = process.run(
+            ["git", "pack-objects", "--revs", "--quiet", str(Path(folder) / "pack")],
+            cwd=repo.root,
+            stdin_text=f"{base}\n",
+        )
+        if not result.ok:
+            raise GitError(f"could not pack the history up to {base[:12]}: {result.stderr_tail}")
+        (pack,) = Path(folder).glob("pack-*.pack")
+        return pack.read_bytes()
+
+
+class ShippedRepository(Repository):
+    """A node's stand-in for the user's repository: a bare history copy up to `base`, plus the
+    fix's files that were shipped. There is no user checkout on a node to protect."""
+
+    def __init__(self, root: Path, fix: FixFiles) -> None:  # no super(): no work tree here
+        self._local = threading.local()
+        self.root = root
+        self.fix = fix
+
+    def read_blob(self, commit: str, path: str) -> Blob | None:
+        if commit != self.fix.fix:
+            return super().read_blob(commit, path)
+        if path not in self.fix.files:
+            raise GitError(f"{path} of the fix {commit[:12]} was not sent to this node")
+        return self.fix.files[path]
+
+    def is_submodule(self, commit: str, path: str) -> bool:
+        if commit != self.fix.fix:
+            return super().is_submodule(commit, path)
+        return path in self.fix.submodules
+
+    def diff_names(self, old: str, new: str) -> list[ChangedPath]:
+        if new != self.fix.fix:
+            return super().diff_names(old, new)
+        if self.fix.changes is None:
+            raise GitError(f"the changes of the fix {new[:12]} were not sent to this node")
+        return list(self.fix.changes)
+
+    def checkout_state(self) -> str:
+        return ""
+
+    # Several Ray workers of one node share a history copy: worktree administration takes turns
+    # across processes (the in-process lock of `core.worktree` only covers threads).
+    def worktree_add(self, path: Path, commit: str) -> None:
+        with _flock(self.root.with_suffix(".lock")):
+            super().worktree_add(path, commit)
+
+    def worktree_remove(self, path: Path) -> None:
+        with _flock(self.root.with_suffix(".lock")):
+            super().worktree_remove(path)
+
+    def worktree_prune(self) -> None:
+        with _flock(self.root.with_suffix(".lock")):
+            super().worktree_prune()
+
+
+@dataclass(frozen=True)
+class NodePairRequest:
+    """One pair, as it travels to a node (the history pack travels separately, once per task)."""
+
+    run_id: str
+    planned: object
+    """The `PlannedConfig` (typed loosely: `running.run` imports this module's package)."""
+    task: Task
+    attempt: int
+    config: RepoConfig
+    fix: FixFiles
+    env: dict[str, str] = field(default_factory=dict)
+    """The values of `run.ray.env`, set for the pair only."""
+    version: str = __version__
+    """The driver's gitgauge version (a node that joined after the start check compares it)."""
+
+
+@dataclass(frozen=True)
+class NodePairOutcome:
+    result: RunResult
+    logs: dict[str, bytes]
+    """The pair's log files, by path relative to its log directory."""
+    warnings: list[str]
+    node: str
+    history_copied: bool
+    """Whether this pair made the node's history copy of the task (False: reused it)."""
+
+
+@dataclass(frozen=True)
+class NodeFacts:
+    version: str
+    git: bool
+
+
+def probe_node() -> NodeFacts:
+    """What the driver checks on every node before pairs start."""
+    return NodeFacts(version=__version__, git=shutil.which("git") is not None)
+
+
+def node_root(run_id: str) -> Path:
+    return Path(_system_temp()) / f"{NODE_PREFIX}{run_id}"
+
+
+def remove_node_run(run_id: str) -> bool:
+    """Remove what the run left on this node (history copies, workspaces); whether any was."""
+    root = node_root(run_id)
+    existed = root.exists()
+    shutil.rmtree(root, ignore_errors=True)
+    return existed
+
+
+def run_on_node(
+    request: NodePairRequest, load_pack: Callable[[], bytes], *, node: str
+) -> NodePairOutcome:
+    """Run one pair here with `_Pair.run`, exactly as a local run does; `node` names this node
+    in messages."""
+    from gitgauge.running.run import PlannedConfig, _Pair
+    from gitgauge.running.workspace import TaskWorkspaces
+
+    planned = request.planned
+    assert isinstance(planned, PlannedConfig)
+    task = request.task
+    root = node_root(request.run_id)
+    (root / "tmp").mkdir(parents=True, exist_ok=True)
+    copy, copied = _history_copy(root / "history", task.base, load_pack)
+    repo = ShippedRepository(copy, request.fix)
+    # No `worktree.link` on a node (its directories are on the user's machine).
+    config = request.config.model_copy(update={"worktree": WorktreeSettings()})
+    warnings: list[str] = []
+    pair_root = Path(tempfile.mkdtemp(prefix="pair-", dir=root / "tmp"))
+    store = Store(pair_root)
+    log_dir = store.log_dir(request.run_id, planned.config.name, task.id, request.attempt)
+    previous_temp = tempfile.tempdir
+    try:
+        # Workspaces go under the run's node directory, so removing it after an interrupt or a
+        # killed worker leaves nothing behind.
+        tempfile.tempdir = str(root / "tmp")
+        with _environment(request.env), _slot(root) as slot:
+            try:
+                if request.version != __version__:
+                    raise GitGaugeError(
+                        f"gitgauge {__version__} here, {request.version} on the driver: install "
+                        "the same version on the cluster"
+                    )
+                planned.adapter.check()
+            except GitGaugeError as error:
+                log_dir.mkdir(parents=True, exist_ok=True)
+                now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+                result = RunResult(
+                    runId=request.run_id,
+                    config=planned.config.name,
+                    task=task.id,
+                    attempt=request.attempt,
+                    status="error",
+                    errorKind="internal",
+                    errorMessage=f"on node {node}: {error}",
+                    startedAt=now,
+                    finishedAt=now,
+                )
+            else:
+                pair = _Pair(repo, config, store, request.run_id, warnings.append)
+                with TaskWorkspaces(
+                    repo, task.base, history="full", link=[], warn=warnings.append
+                ) as prepared:
+                    result = pair.run(planned, task, prepared, attempt=request.attempt, slot=slot)
+        logs = {
+            str(path.relative_to(log_dir)): path.read_bytes()
+            for path in sorted(log_dir.rglob("*"))
+            if path.is_file()
+        }
+    finally:
+        tempfile.tempdir = previous_temp
+        shutil.rmtree(pair_root, ignore_errors=True)
+    return NodePairOutcome(
+        result=result, logs=logs, warnings=warnings, node=node, history_copied=copied
+    )
+
+
+_SYSTEM_TEMP: list[str] = []
+
+
+def _system_temp() -> str:
+    """The node's temporary directory, as it was before a pair redirected `tempfile`."""
+    if not _SYSTEM_TEMP:
+        _SYSTEM_TEMP.append(tempfile.gettempdir())
+    return _SYSTEM_TEMP[0]
+
+
+def _history_copy(folder: Path, base: str, load_pack: Callable[[], bytes]) -> tuple[Path, bool]:
+    """The node's bare copy of the history up to `base`, made by the first pair that needs it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{base}.git"
+    with _flock(folder / f"{base}.lock"):
+        if (target / "HEAD").exists():
+            return target, False
+        building = folder / f"{base}.partial"
+        shutil.rmtree(building, ignore_errors=True)
+        building.mkdir()
+        # No template: the node's init.templateDir may hold hooks.
+        _git(["git", "init", "--bare", "--quiet", "--template=", str(building)], cwd=folder)
+        pack = building / "objects" / "pack" / "pack-shipped.pack"
+        pack.parent.mkdir(parents=True, exist_ok=True)
+        pack.write_bytes(load_pack())
+        _git(["git", "index-pack", str(pack)], cwd=building)
+        _git(["git", "update-ref", "refs/heads/main", base], cwd=building)
+        _git(["git", "symbolic-ref", "HEAD", "refs/heads/main"], cwd=building)
+        building.rename(target)
+        return target, True
+
+
+def _git(argv: list[str], *, cwd: Path) -> None:
+    result = process.run([argv[0], *NO_HOOKS, *argv[1:]], cwd=cwd)
+    if not result.ok:
+        detail = result.stderr_tail.strip() or result.start_error or f"exit {result.exit_code}"
+        raise GitError(f"on node {socket.gethostname()}: {' '.join(argv[:3])} failed: {detail}")
+
+
+@contextmanager
+def _flock(path: Path) -> Iterator[None]:
+    with open(path, "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextmanager
+def _slot(root: Path) -> Iterator[int]:
+    """A number unique among the pairs running on this node (GITGAUGE_JOB, as with `-j`)."""
+    slots = root / "slots"
+    slots.mkdir(exist_ok=True)
+    number = 0
+    while True:
+        handle = open(slots / f"{number}.lock", "a+b")  # noqa: SIM115 - held while the pair runs
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            number += 1
+            continue
+        try:
+            yield number
+        finally:
+            handle.close()
+        return
+
+
+@contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    """`run.ray.env` for the pair's duration (a Ray worker runs one pair at a time)."""
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value

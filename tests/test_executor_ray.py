@@ -1,0 +1,535 @@
+"""`gitgauge run --executor ray` on a real Ray cluster: a head node and a second node started with
+`ray start` on loopback addresses (127.0.0.2 and .3), once for the module.
+
+Each node gets its own TMPDIR and Ray temp dir, and an environment marker by which the test finds
+(and at the end stops) exactly the processes it started: `ray stop` would stop every Ray process
+of the machine. Without the `ray` extra these tests are skipped, except under CI=true, where they
+fail (`.ci/run` installs `gitgauge[ray]`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from conftest import GITGAUGE, GitRepo, run_gitgauge
+from mine_helpers import add_then_fix, isolated, new_repo, wait_until_gone
+
+import gitgauge
+
+HEAD_IP = "127.0.0.2"
+SECOND_IP = "127.0.0.3"
+FIX_MARK = "FIXMARK-5e1f"
+"""In the newest fix's source change only (the older fix is part of the newer task's history, so
+a node may legitimately hold it): an agent that finds the mark found a fix."""
+SECRET = "s3cret-value-8d2c"
+
+RUN_TESTS_PY = """\
+import runpy, sys
+from pathlib import Path
+sys.path.insert(0, "src")
+failed = 0
+for path in sorted(Path("tests").glob("test_*.py")):
+    try:
+        runpy.run_path(str(path))
+    except Exception as error:
+        failed += 1
+        print(path, "failed:", error)
+sys.exit(1 if failed else 0)
+"""
+
+
+def ray_installed() -> bool:
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        return False
+    return shutil.which("ray", path=str(Path(sys.executable).parent)) is not None
+
+
+def need_ray() -> None:
+    if ray_installed():
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail("the ray extra is missing in CI: .ci/run installs '.[test,ray]'")
+    pytest.skip("ray is not installed: pip install -e '.[ray]'")
+
+
+@dataclass
+class Cluster:
+    address: str
+    temp: dict[str, Path]
+    """Node ip -> that node's TMPDIR (where gitgauge works on the node)."""
+    ray_temp: dict[str, Path]
+    markers: dict[str, str]
+
+    def pids(self, ip: str) -> list[int]:
+        """The processes of one node: those whose environment carries its marker."""
+        wanted = f"GITGAUGE_TEST_RAY_NODE={self.markers[ip]}".encode()
+        found: list[int] = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                environ = (entry / "environ").read_bytes()
+            except OSError:
+                continue
+            if wanted in environ.split(b"\0"):
+                found.append(int(entry.name))
+        return found
+
+    def kill(self, ip: str) -> None:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            for pid in self.pids(ip):
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+            deadline = time.monotonic() + 2
+            while self.pids(ip) and time.monotonic() < deadline:
+                time.sleep(0.1)
+
+    def leftovers(self) -> list[str]:
+        return sorted(
+            f"{ip}:{path.name}"
+            for ip, folder in self.temp.items()
+            for path in folder.iterdir()
+            if path.name.startswith("gitgauge-")
+        )
+
+
+def _free_port(ip: str) -> int:
+    # Outside Ray's default worker port range (10002-19999).
+    while True:
+        with socket.socket() as probe:
+            probe.bind((ip, 0))
+            port = int(probe.getsockname()[1])
+        if not 10002 <= port <= 19999:
+            return port
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    need_ray()
+    # Short paths: Ray's unix sockets live under its temp dir (at most 107 characters).
+    base = Path(tempfile.mkdtemp(prefix="gg-ray-"))
+    home = base / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[user]\n\tname = t\n\temail = t@t.invalid\n", "utf-8")
+    ray_bin = str(Path(sys.executable).parent / "ray")
+    port = _free_port(HEAD_IP)
+    nodes = Cluster(f"{HEAD_IP}:{port}", {}, {}, {})
+    try:
+        for ip in (HEAD_IP, SECOND_IP):
+            name = "n1" if ip == HEAD_IP else "n2"
+            nodes.temp[ip] = base / name / "tmp"
+            nodes.ray_temp[ip] = base / name / "ray"
+            nodes.temp[ip].mkdir(parents=True)
+            nodes.markers[ip] = f"{base.name}-{name}"
+            env = {
+                k: v
+                for k, v in os.environ.items()
+                if not k.startswith(("ANTHROPIC_", "GIT_", "RAY_", "GG_"))
+            }
+            env.update(
+                HOME=str(home),
+                TMPDIR=str(nodes.temp[ip]),
+                GIT_CONFIG_GLOBAL=str(home / ".gitconfig"),
+                GIT_CONFIG_NOSYSTEM="1",
+                RAY_USAGE_STATS_ENABLED="0",
+                GITGAUGE_TEST_RAY_NODE=nodes.markers[ip],
+                # The nodes have no claude binary (this machine's may have one on PATH).
+                GITGAUGE_CLAUDE_BIN=str(base / "no-claude-here"),
+            )
+            where = (
+                ["--head", f"--port={port}", "--include-dashboard=false"]
+                if ip == HEAD_IP
+                else [f"--address={nodes.address}"]
+            )
+            started = subprocess.run(
+                [
+                    ray_bin,
+                    "start",
+                    *where,
+                    f"--node-ip-address={ip}",
+                    "--num-cpus=1",
+                    "--disable-usage-stats",
+                    f"--temp-dir={nodes.ray_temp[ip]}",
+                ],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert started.returncode == 0, started.stderr[-2000:]
+        yield nodes
+    finally:
+        for ip in nodes.markers:
+            nodes.kill(ip)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class Mined:
+    root: Path
+    fixes: list[str]
+
+
+@pytest.fixture(scope="module")
+def mined(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mined]:
+    """Two proven tasks whose tests run in a blink (tests copy the repository first)."""
+    base = tmp_path_factory.mktemp("ray-mined")
+    with isolated(base):
+        repo = new_repo(base / "repo")
+        repo.commit("Initial", files={"run_tests.py": RUN_TESTS_PY, "README.md": "sample\n"})
+        fixes = [
+            add_then_fix(
+                repo,
+                name="calc",
+                buggy="def add(a, b):\n    return a - b\n",
+                fixed="def add(a, b):\n    return a + b\n",
+                test="from calc import add\n\nassert add(2, 3) == 5\n",
+                subject="Fix add returning the difference",
+            ).fix,
+            add_then_fix(
+                repo,
+                name="shout",
+                buggy="def shout(text):\n    return text\n",
+                fixed=f"def shout(text):\n    return text.upper()  # {FIX_MARK}\n",
+                test="from shout import shout\n\nassert shout('hi') == 'HI'\n",
+                subject="Fix shout not upper-casing",
+            ).fix,
+        ]
+        config = {"testCommand": f"{sys.executable} -B run_tests.py", "timeouts": {"test": 60000}}
+        (repo.root / "gitgauge.yaml").write_text(json.dumps(config), encoding="utf-8")
+        result = run_gitgauge("mine", cwd=repo.root)
+        assert result.returncode == 0, result.stderr
+        assert len(list((repo.root / ".gitgauge" / "tasks").glob("*.yaml"))) == 2, result.stdout
+        yield Mined(repo.root, fixes)
+
+
+@pytest.fixture
+def repo(mined: Mined, tmp_path: Path) -> GitRepo:
+    root = tmp_path / "repo"
+    shutil.copytree(mined.root, root, symlinks=True)
+    return GitRepo(root)
+
+
+def write_agent(folder: Path, name: str, adapter: str, command: str | None = None) -> Path:
+    config: dict[str, str] = {"name": name, "adapter": adapter}
+    if command is not None:
+        config["command"] = command
+    path = folder / f"{name}.yaml"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    return path
+
+
+def ray_flags(cluster: Cluster) -> list[str]:
+    return ["--executor", "ray", "--ray-address", cluster.address]
+
+
+def run_dir(repo: GitRepo, output: str) -> Path:
+    match = re.search(r"results and logs: (\S+)/\n", output)
+    assert match, output
+    return Path(match.group(1))
+
+
+def results(run: Path) -> dict[tuple[str, str, int], dict[str, object]]:
+    found = {}
+    for path in (run / "results").glob("*/*.json"):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        found[(record["config"], record["task"], record["attempt"])] = record
+    return found
+
+
+def report_table(output: str) -> str:
+    lines = output[output.index("CONFIG") :].split("\n\n")[0].splitlines()
+    # AVG TIME is wall time: the one column two identical runs may differ in.
+    return "\n".join(re.sub(r"\d+\.\ds \[[^]]*\]", "T", line) for line in lines)
+
+
+SAME = ("status", "errorKind", "diffFiles", "diffInsertions", "diffDeletions", "regressed")
+
+
+def test_gold_noop_script_give_the_same_results_as_a_local_run(
+    cluster: Cluster, repo: GitRepo, tmp_path: Path
+) -> None:
+    configs = [
+        write_agent(tmp_path, "gold", "gold"),
+        write_agent(tmp_path, "noop", "noop"),
+        write_agent(tmp_path, "script", "script", "echo '# touched' >> src/calc.py"),
+    ]
+    flags = [arg for path in configs for arg in ("-c", str(path))]
+    before = repo.snapshot()
+    local = run_gitgauge("run", *flags, cwd=repo.root)
+    assert local.returncode == 0, local.stderr
+    remote = run_gitgauge("run", *flags, *ray_flags(cluster), cwd=repo.root)
+    assert remote.returncode == 0, remote.stderr
+
+    local_results = results(run_dir(repo, local.stdout))
+    remote_run = run_dir(repo, remote.stdout)
+    remote_results = results(remote_run)
+    assert len(local_results) == 6
+    assert {key: [record[f] for f in SAME] for key, record in remote_results.items()} == {
+        key: [record[f] for f in SAME] for key, record in local_results.items()
+    }
+    assert {record["status"] for (config, _, _), record in remote_results.items()} >= {
+        "resolved",
+        "unresolved",
+    }
+    assert report_table(remote.stdout) == report_table(local.stdout)
+    # The logs came home, pair by pair; each node copied a task's history at most once.
+    copies: dict[tuple[str, str], int] = {}
+    for config, task, _ in remote_results:
+        logs = remote_run / "logs" / config / task
+        assert (logs / "agent.patch").is_file()
+        assert (logs / "test.stdout").is_file()
+        node = json.loads((logs / "node.json").read_text(encoding="utf-8"))
+        assert node["node"] in cluster.temp
+        copies[(node["node"], task)] = copies.get((node["node"], task), 0) + node["historyCopied"]
+    assert set(copies.values()) <= {0, 1}
+    assert sum(copies.values()) >= 2  # two tasks: each copied on some node
+    assert cluster.leftovers() == []
+    assert repo.snapshot() == before
+
+
+def test_a_worker_finds_no_trace_of_the_fix_gets_only_the_named_environment_and_checks_the_agent(
+    cluster: Cluster, repo: GitRepo, mined: Mined, tmp_path: Path
+) -> None:
+    report = tmp_path / "found"
+    report.mkdir()
+    searched = " ".join(
+        str(path) for ip in cluster.temp for path in (cluster.temp[ip], cluster.ray_temp[ip])
+    )
+    newest_fix = mined.fixes[-1]
+    secret_hash = hashlib.sha256(SECRET.encode()).hexdigest()
+    command = (
+        f'out={report}/"$GITGAUGE_TASK_ID"; : > "$out"; '
+        # Plain files anywhere on the node: history copies, workspaces, Ray's spill directory.
+        f'grep -rIl {FIX_MARK} {searched} >> "$out" 2>/dev/null; '
+        # Every object of the workspace's history, and the fix commits by name.
+        f'git cat-file --batch-all-objects --batch | grep -a {FIX_MARK} >> "$out"; '
+        f'git cat-file -e {newest_fix} 2>/dev/null && echo {newest_fix} >> "$out"; '
+        # Compared by hash: the command itself is saved in run.json.
+        f'[ "$(printf %s "$GG_SECRET" | sha256sum | cut -c1-64)" = {secret_hash} ] '
+        f'&& echo secret-arrived > {report}/env-"$GITGAUGE_TASK_ID"; '
+        f'[ -n "$GG_OTHER" ] && echo other-arrived >> {report}/env-"$GITGAUGE_TASK_ID"; '
+        "echo done >> README.md"
+    )
+    agent = write_agent(tmp_path, "searcher", "script", command)
+    (repo.root / "gitgauge.yaml").write_text(
+        json.dumps(
+            {
+                "testCommand": f"{sys.executable} -B run_tests.py",
+                "run": {"ray": {"env": ["GG_SECRET"]}},
+            }
+        ),
+        encoding="utf-8",
+    )
+    # This machine has a claude binary (check() passes here); the nodes have none, and say so.
+    claude = tmp_path / "claude"
+    claude.write_text("#!/bin/sh\nexit 1\n")
+    claude.chmod(0o755)
+    claude_agent = write_agent(tmp_path, "claude", "claude-code")
+    env = dict(
+        os.environ, GG_SECRET=SECRET, GG_OTHER="not-for-workers", GITGAUGE_CLAUDE_BIN=str(claude)
+    )
+    configs = ["-c", str(agent), "-c", str(claude_agent)]
+    result = run_gitgauge("run", *configs, *ray_flags(cluster), cwd=repo.root, env=env)
+    assert result.returncode == 0, result.stderr
+    run = run_dir(repo, result.stdout)
+    found = results(run)
+    assert [r["status"] for (config, _, _), r in found.items() if config == "searcher"] == [
+        "unresolved"
+    ] * 2
+    missing = [r for (config, _, _), r in found.items() if config == "claude"]
+    assert [(r["status"], r["errorKind"]) for r in missing] == [("error", "internal")] * 2
+    for record in missing:
+        assert re.match(r"on node 127\.0\.0\.[23]: .*claude", str(record["errorMessage"]))
+    tasks = [path.stem for path in (repo.root / ".gitgauge" / "tasks").glob("*.yaml")]
+    for task in tasks:
+        assert (report / task).read_text() == "", f"the agent on {task} found the fix"
+        assert (report / f"env-{task}").read_text() == "secret-arrived\n"
+    written = [p.read_bytes() for p in run.rglob("*") if p.is_file()]
+    assert written and not [data for data in written if SECRET.encode() in data]
+    assert SECRET not in result.stdout + result.stderr
+    assert cluster.leftovers() == []
+
+
+def test_ctrl_c_cancels_the_pairs_and_leaves_nothing_on_the_nodes(
+    cluster: Cluster, repo: GitRepo, tmp_path: Path
+) -> None:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    agent = write_agent(
+        tmp_path, "sleeper", "script", f'echo $$ > {marks}/"$GITGAUGE_TASK_ID"; exec sleep 120'
+    )
+    child = subprocess.Popen(
+        [*GITGAUGE, "run", "-c", str(agent), *ray_flags(cluster)],
+        cwd=repo.root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while len(list(marks.iterdir())) < 2 and time.monotonic() < deadline:
+            assert child.poll() is None, child.communicate()
+            time.sleep(0.2)
+        agents = [int(path.read_text()) for path in marks.iterdir()]
+        assert len(agents) == 2, "both nodes should be running an agent"
+        child.send_signal(signal.SIGINT)
+        stdout, stderr = child.communicate(timeout=90)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 130, stderr
+    assert "interrupted" in stderr
+    assert all(wait_until_gone(pid) for pid in agents), "an agent outlived the run"
+    assert cluster.leftovers() == []
+
+
+def test_a_node_with_another_gitgauge_version_is_an_error_before_any_pair(
+    cluster: Cluster, repo: GitRepo, tmp_path: Path
+) -> None:
+    # This machine runs a copy of gitgauge that says it is another version; the nodes run the
+    # installed one.
+    shadow = tmp_path / "driver" / "gitgauge"
+    shutil.copytree(Path(gitgauge.__file__).parent, shadow)
+    init = shadow / "__init__.py"
+    init.write_text(
+        re.sub(r'__version__ = "[^"]*"', '__version__ = "0.0.0+driver"', init.read_text())
+    )
+    env = dict(os.environ, PYTHONPATH=str(shadow.parent))
+    agent = write_agent(tmp_path, "noop", "noop")
+    result = run_gitgauge("run", "-c", str(agent), *ray_flags(cluster), cwd=repo.root, env=env)
+    assert result.returncode == 1, result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert f"has gitgauge {gitgauge.__version__}, this machine 0.0.0+driver" in line
+    assert re.search(r"Ray node 127\.0\.0\.[23] ", line), line
+    assert not list((repo.root / ".gitgauge" / "runs").glob("*/results/*/*.json"))
+
+
+def test_a_node_dying_mid_run_retries_its_pairs_or_records_executor_lost(
+    cluster: Cluster, repo: GitRepo, tmp_path: Path
+) -> None:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    # The agent says which node it runs on by its TMPDIR (each node has its own).
+    agent = write_agent(
+        tmp_path,
+        "slow",
+        "script",
+        f'echo $$ > {marks}/"$(basename "$(dirname "$TMPDIR")")-$GITGAUGE_TASK_ID-$$"; '
+        "sleep 2; echo ok >> README.md",
+    )
+    child = subprocess.Popen(
+        [*GITGAUGE, "run", "-c", str(agent), "--repeat", "2", *ray_flags(cluster)],
+        cwd=repo.root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while not list(marks.glob("n2-*")) and time.monotonic() < deadline:
+            assert child.poll() is None, child.communicate()
+            time.sleep(0.1)
+        assert list(marks.glob("n2-*")), "no pair started on the second node"
+        cluster.kill(SECOND_IP)
+        stdout, stderr = child.communicate(timeout=180)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 0, stderr
+    run = run_dir(repo, stdout)
+    first = results(run)
+    assert len(first) == 4, "every pair has a result"
+    assert {record["errorKind"] for record in first.values()} <= {None, "executor-lost"}
+    resumed = run_gitgauge(
+        "run", "--resume", run.name, "--retry-errors", *ray_flags(cluster), cwd=repo.root
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    final = results(run)
+    assert len(final) == 4
+    assert [record["status"] for record in final.values()] == ["unresolved"] * 4
+    # No pair finished on the second node (killed as its first agent started): the pair it ran
+    # was retried on the head, by Ray or by --retry-errors.
+    for config, task, attempt in final:
+        logs = run / "logs" / config / task
+        if attempt > 1:
+            logs = logs / f"attempt-{attempt}"
+        assert json.loads((logs / "node.json").read_text(encoding="utf-8"))["node"] == HEAD_IP
+
+
+def test_without_the_extra_ray_is_a_one_line_error_and_other_commands_never_import_it(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    # A `ray` package that fails to import stands for a machine without the extra.
+    shadow = tmp_path / "no-ray" / "ray"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('No module named ray')\n")
+    env = dict(os.environ, PYTHONPATH=str(shadow.parent))
+    agent = write_agent(tmp_path, "noop", "noop")
+    result = run_gitgauge("run", "-c", str(agent), "--executor", "ray", cwd=repo.root, env=env)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        "gitgauge: error: --executor ray needs the optional extra: pip install 'gitgauge[ray]'"
+    ]
+    assert not (repo.root / ".gitgauge" / "runs").exists()
+    # The local path never imports ray (start-up time and memory unchanged).
+    script = (
+        "import sys\n"
+        "from gitgauge.cli import main\n"
+        "sys.argv = ['gitgauge', 'run', '-c', sys.argv[1]]\n"
+        "try:\n    main()\nexcept SystemExit as end:\n    assert not end.code, end.code\n"
+        "assert 'ray' not in sys.modules, 'ray was imported'\n"
+    )
+    local = subprocess.run(
+        [sys.executable, "-c", script, str(agent)],
+        cwd=repo.root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert local.returncode == 0, local.stderr
+
+
+def test_worktree_link_is_an_error_with_the_ray_executor(repo: GitRepo, tmp_path: Path) -> None:
+    config = {"testCommand": "true", "worktree": {"link": ["node_modules"]}}
+    (repo.root / "gitgauge.yaml").write_text(json.dumps(config), encoding="utf-8")
+    agent = write_agent(tmp_path, "noop", "noop")
+    result = run_gitgauge("run", "-c", str(agent), "--executor", "ray", cwd=repo.root)
+    assert result.returncode == 1
+    (line,) = result.stderr.strip().splitlines()
+    assert "worktree.link: node_modules" in line and "setupCommand" in line
+    assert "run.ray.link: skip" in line
+
+
+def test_an_unreachable_address_is_an_error_naming_it(repo: GitRepo, tmp_path: Path) -> None:
+    need_ray()
+    agent = write_agent(tmp_path, "noop", "noop")
+    address = f"127.0.0.9:{_free_port('127.0.0.1')}"
+    result = run_gitgauge(
+        "run", "-c", str(agent), "--executor", "ray", "--ray-address", address, cwd=repo.root
+    )
+    assert result.returncode == 1
+    (line,) = result.stderr.strip().splitlines()
+    assert f"the Ray cluster at {address} does not answer" in line
