@@ -65,7 +65,7 @@ def tracked_state(workspace: Path) -> dict[str, str]:
 
 
 def test_builtin_adapters_are_registered() -> None:
-    assert adapter_names() == ["claude-code", "gold", "noop", "script"]
+    assert adapter_names() == ["claude-code", "codex", "gold", "noop", "script"]
 
 
 def test_unknown_adapter_lists_the_valid_ones() -> None:
@@ -77,7 +77,7 @@ def test_unknown_adapter_lists_the_valid_ones() -> None:
     message = str(raised.value)
     assert message.startswith("configs/mine.yaml: adapter:")
     assert "'claude_code'" in message
-    assert "valid: claude-code, gold, noop, script" in message
+    assert "valid: claude-code, codex, gold, noop, script" in message
 
 
 @pytest.mark.parametrize("command", [None, "", "   "])
