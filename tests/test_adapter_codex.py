@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import GitRepo, isolate, run_gitgauge
+from fake_claude import envelope_fixture, fake_claude_env
 from fake_responses_api import FakeResponsesAPI, codex_env, codex_home
 
 from gitgauge.core import process
@@ -294,15 +295,10 @@ def test_pricing_is_validated_in_the_agent_config(tmp_path: Path) -> None:
 # -- gold, noop and codex side by side on the demo, through the CLI ------------------------------
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """`gitgauge demo` once: the sample repository mined (3 tasks); returns it and a home."""
-    base = tmp_path_factory.mktemp("codex-demo")
-    with pytest.MonkeyPatch.context() as patch:
-        isolate(base / "home", patch)
-        built = run_gitgauge("demo", str(base / "sample"), cwd=base)
-    assert built.returncode == 0, built.stderr
-    return base / "sample", base / "home"
+@pytest.fixture
+def demo(demo_repository: tuple[Path, Path]) -> tuple[Path, Path]:
+    """The demo repository, built and mined once per session (conftest.py)."""
+    return demo_repository
 
 
 def fix_command(root: Path, task: dict[str, str]) -> str:
@@ -327,7 +323,7 @@ def run_git(root: Path, *args: str) -> str:
 
 
 @needs_codex
-def test_gold_noop_and_codex_side_by_side_on_the_demo(
+def test_codex_and_claude_side_by_side_with_gold_and_noop_on_the_demo(
     demo: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root, home = demo
@@ -340,16 +336,19 @@ def test_gold_noop_and_codex_side_by_side_on_the_demo(
         for task in tasks[:2]
     ]
     # The demo ran gold and noop already; the report puts each config's latest run side by side.
-    codex_config = tmp_path / "codex.yaml"
-    codex_config.write_text(
-        "name: codex\nadapter: codex\n"
-        "pricing:\n  input: 1.25\n  cachedInput: 0.125\n  output: 10\n",
-        "utf-8",
-    )
+    configs = {
+        "codex": "adapter: codex\npricing:\n  input: 1.25\n  cachedInput: 0.125\n  output: 10\n",
+        "codex-unpriced": "adapter: codex\n",
+        "claude": "adapter: claude-code\n",  # the fake claude: changes nothing, reports a cost
+    }
+    for name, body in configs.items():
+        (tmp_path / f"{name}.yaml").write_text(f"name: {name}\n{body}", "utf-8")
     with FakeResponsesAPI(steps=[{"message": "I cannot fix this."}], by_prompt=scripts) as fake:
         codex_home(home, fake.base_url)
-        env = {**os.environ, **codex_env(tmp_path)}
-        ran = run_gitgauge("run", "-c", str(codex_config), cwd=root, env=env)
+        env = {**os.environ, **codex_env(tmp_path), **fake_claude_env(tmp_path, {})}
+        ran = run_gitgauge(
+            "run", *(f"-c{tmp_path / name}.yaml" for name in configs), cwd=root, env=env
+        )
     assert ran.returncode == 0, ran.stderr
 
     report = run_gitgauge("report", "--format", "json", cwd=root, env=env)
@@ -358,6 +357,8 @@ def test_gold_noop_and_codex_side_by_side_on_the_demo(
         "gold": (3, 0),
         "noop": (0, 0),
         "codex": (2, 0),
+        "codex-unpriced": (2, 0),
+        "claude": (0, 0),
     }
     run_dir = max((root / ".gitgauge/runs").iterdir())
     results = [json.loads(p.read_text()) for p in (run_dir / "results/codex").glob("*.json")]
@@ -365,8 +366,14 @@ def test_gold_noop_and_codex_side_by_side_on_the_demo(
         (r["inputTokens"], r["cacheReadInputTokens"], r["outputTokens"]) for r in results
     )
     assert tokens == [(1000, 400, 200), (2000, 800, 400), (2000, 800, 400)]
-    assert all(r["reasoningOutputTokens"] in (50, 100) for r in results)
+    assert sorted(r["reasoningOutputTokens"] for r in results) == [50, 100, 100]
     assert rows["codex"]["avgCostUsd"] == pytest.approx(
         sum((i - c) * 1.25 + c * 0.125 + o * 10 for i, c, o in tokens) / 3 / 1_000_000
     )
-    assert rows["gold"]["avgCostUsd"] is None
+    assert rows["claude"]["avgCostUsd"] == pytest.approx(envelope_fixture()["total_cost_usd"])
+    assert rows["codex-unpriced"]["avgCostUsd"] is None and rows["gold"]["avgCostUsd"] is None
+    # The table says why AVG COST is empty for the unpriced codex, and only for it.
+    table = run_gitgauge("report", cwd=root, env=env).stdout
+    footnote = " ".join(table.split())
+    assert "AVG COST is - for codex-unpriced: its agent reports tokens but no cost" in footnote
+    assert "pricing:" in footnote and "for gold" not in footnote

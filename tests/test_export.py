@@ -1,4 +1,4 @@
-"""`gitgauge export` through the real CLI, on the demo repository mined once for the module.
+"""`gitgauge export` through the real CLI, on the demo repository mined once per session.
 
 SWE-bench: the file loads with the `swebench` package's own dataset loader (the `export-check`
 extra; without it that test skips, and fails with CI=true) and every instance has exactly the
@@ -27,15 +27,10 @@ from conftest import isolate, run_gitgauge
 DEMO_TASKS = 3
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """The demo repository, built and mined by `gitgauge demo`; returns it and its home."""
-    base = tmp_path_factory.mktemp("export-demo")
-    with pytest.MonkeyPatch.context() as patch:
-        isolate(base / "home", patch)
-        built = run_gitgauge("demo", str(base / "sample"), cwd=base)
-    assert built.returncode == 0, built.stderr
-    return base / "sample", base / "home"
+@pytest.fixture
+def demo(demo_repository: tuple[Path, Path]) -> tuple[Path, Path]:
+    """The demo repository, built and mined once per session (conftest.py)."""
+    return demo_repository
 
 
 @pytest.fixture
@@ -282,6 +277,32 @@ def test_non_utf8_text_is_skipped_for_swebench_and_kept_for_harbor(
     assert harbor.returncode == 0, harbor.stderr
     laid = tmp_path / "h" / task["id"] / "tests/files" / test_path
     assert laid.read_bytes().endswith(b"# caf\xe9\n")
+
+
+def test_binary_test_fixtures_travel_as_git_binary_patches(repo: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "binary"
+    shutil.copytree(repo, copy, symlinks=True)
+    task_file = sorted((copy / ".gitgauge/tasks").iterdir())[0]
+    task = yaml.safe_load(task_file.read_text())
+    git(copy, "checkout", "-q", "--detach", task["fix"])
+    fixture = bytes(range(256)) * 4  # NUL bytes and every other byte value
+    (copy / "tests/fixtures").mkdir(parents=True, exist_ok=True)
+    (copy / "tests/fixtures/blob.bin").write_bytes(fixture)
+    git(copy, "add", "tests/fixtures/blob.bin")
+    git(copy, "commit", "-qm", "binary fixture")
+    new_fix = git(copy, "rev-parse", "HEAD").stdout.strip()
+    task_file.write_text(task_file.read_text().replace(task["fix"], new_fix), encoding="utf-8")
+
+    exported = run_gitgauge("export", "--format", "swebench", cwd=copy)
+    assert exported.returncode == 0, exported.stderr
+    row = next(json.loads(line) for line in exported.stdout.splitlines() if task["id"] in line)
+    assert "GIT binary patch" in row["test_patch"]
+    checkout = tmp_path / "checkout"
+    git(tmp_path, "clone", "-q", str(copy), str(checkout))
+    git(checkout, "checkout", "-q", task["base"])
+    (tmp_path / "test.patch").write_text(row["test_patch"], encoding="utf-8")
+    git(checkout, "apply", str(tmp_path / "test.patch"))
+    assert (checkout / "tests/fixtures/blob.bin").read_bytes() == fixture
 
 
 def test_the_checkout_is_untouched(repo: Path, tmp_path: Path) -> None:
