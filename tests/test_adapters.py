@@ -130,6 +130,7 @@ def test_missing_agent_config_file(tmp_path: Path) -> None:
         ("gold.yaml", "gold"),
         ("noop.yaml", "noop"),
         ("claude-sonnet.yaml", "claude-code"),
+        ("codex.yaml", "codex"),
         ("my-script.yaml", "script"),
     ],
 )
