@@ -158,7 +158,9 @@ def test_real_codex_edits_the_workspace_and_reports_tokens(
 @needs_codex
 def test_model_and_args_come_before_the_stdin_dash(tmp_path: Path, workspace: GitRepo) -> None:
     adapter = codex_adapter(model="gpt-fake-2", args=["-c", "model_reasoning_effort=low"])
-    with FakeResponsesAPI(steps=[{"message": "Nothing to do."}]) as fake:
+    # An event type codex does not know, in the stream: skipped by codex, usage still counted.
+    unknown = [{"type": "response.gitgauge_unknown", "usage": {"input_tokens": 5}}]
+    with FakeResponsesAPI(steps=[{"message": "Nothing to do."}], extra_events=unknown) as fake:
         outcome, records = run_codex(tmp_path, workspace, fake, adapter=adapter)
 
     assert outcome.ok, outcome.error_message
