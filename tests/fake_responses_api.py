@@ -11,8 +11,8 @@ retry).
 
 `codex_home(...)` writes the `config.toml` that points codex at the fake and switches off what
 would reach the network (analytics, OpenTelemetry metrics, update checks, plugin syncs with
-github.com and chatgpt.com: checked with `strace -f -e trace=connect,sendto` on codex-cli
-0.171.0: with these switches, codex connects to the loopback server only).
+github.com and chatgpt.com, found with `strace -f -e trace=connect,sendto` on codex-cli
+0.171.0; test_adapter_codex.py checks under strace that codex then opens loopback sockets only).
 """
 
 from __future__ import annotations

@@ -194,6 +194,55 @@ def test_timeout_kills_codex_and_its_commands(tmp_path: Path, workspace: GitRepo
     assert outcome.error_message is not None and "killed after 8s" in outcome.error_message
 
 
+STRACE = shutil.which("strace")
+TRACER = """#!/bin/sh
+exec "$STRACE" -f -qq -e trace=connect -o "$TRACE_FILE" "$REAL_CODEX" "$@"
+"""
+
+
+def strace_works() -> bool:
+    import subprocess
+
+    return (
+        STRACE is not None
+        and subprocess.run(
+            [STRACE, "-o", os.devnull, "true"], capture_output=True, check=False
+        ).returncode
+        == 0
+    )
+
+
+@needs_codex
+def test_codex_connects_to_nothing_but_the_loopback_fake(
+    tmp_path: Path, workspace: GitRepo
+) -> None:
+    """The config of fake_responses_api.codex_home keeps codex off the network (analytics,
+    metrics, update checks, plugin syncs): every socket it opens is a loopback one."""
+    if STRACE is None and os.environ.get("CI") != "true":
+        pytest.skip("strace is not installed (apt-get install strace); CI=true fails instead")
+    if STRACE is not None and not strace_works():
+        pytest.skip("strace cannot trace here (ptrace not permitted in this container)")
+    assert REAL_CODEX is not None and STRACE is not None
+    trace = tmp_path / "connect.trace"
+    tracer = executable(tmp_path / "codex-traced", TRACER)
+    with FakeResponsesAPI(steps=[{"exec": WRITE_FIX}, {"message": "Fixed."}]) as fake:
+        codex_home(Path(os.environ["HOME"]), fake.base_url)
+        env = {
+            **codex_env(tmp_path),
+            "GITGAUGE_CODEX_BIN": str(tracer),
+            "STRACE": STRACE,
+            "TRACE_FILE": str(trace),
+            "REAL_CODEX": REAL_CODEX,
+        }
+        outcome = codex_adapter().run(context_for(workspace, env))
+
+    assert outcome.ok, outcome.error_message
+    inet = [line for line in trace.read_text().splitlines() if "AF_INET" in line]
+    assert inet, "no connect() traced: is the trace empty?"
+    outside = [line for line in inet if 'inet_addr("127.0.0.1")' not in line and "::1" not in line]
+    assert outside == []
+
+
 # -- what needs no codex -------------------------------------------------------------------------
 
 
