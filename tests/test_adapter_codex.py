@@ -267,17 +267,19 @@ EVENTS = "\n".join(
         '{"type":"item.completed","item":{"id":"3","type":"agent_message","text":"Done."}}',
         '{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":4,'
         '"cache_write_input_tokens":0,"output_tokens":3,"reasoning_output_tokens":1}}',
-        '{"type":"turn.completed","usage":{"input_tokens":5,"output_tokens":2}}',
+        '{"type":"turn.completed","usage":{"input_tokens":15,"cached_input_tokens":8,'
+        '"output_tokens":5}}',
     ]
 )
 
 
-def test_unknown_events_are_ignored_and_tokens_still_summed() -> None:
+def test_unknown_events_are_ignored_and_the_last_running_total_is_kept() -> None:
     parsed = parse_events(EVENTS)
 
+    # turn.completed carries the thread's running total: the last one is the run's.
     assert parsed.completed_turns == 2 and parsed.failure is None
-    assert (parsed.input_tokens, parsed.cached_input_tokens) == (15, 4)
-    assert (parsed.output_tokens, parsed.reasoning_output_tokens) == (5, 1)
+    assert (parsed.input_tokens, parsed.cached_input_tokens) == (15, 8)
+    assert (parsed.output_tokens, parsed.reasoning_output_tokens) == (5, None)
     assert parsed.steps == 2
     assert parsed.last_message == "Done."
 

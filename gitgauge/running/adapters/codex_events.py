@@ -3,8 +3,10 @@
 The events gitgauge reads (codex-cli 0.171.0, the version the tests run):
 
 - `{"type": "turn.completed", "usage": {"input_tokens", "cached_input_tokens",
-  "cache_write_input_tokens", "output_tokens", "reasoning_output_tokens"}}`: the tokens of one
-  turn (every model request of it, summed by codex). Summed over turns.
+  "cache_write_input_tokens", "output_tokens", "reasoning_output_tokens"}}`: the thread's tokens
+  so far (every model request, summed by codex: a running total, openai/codex#17539), so the
+  last such event holds the run's total. `reasoning_output_tokens` came in 2026 (#19308);
+  older versions leave it out (None).
 - `{"type": "turn.failed", "error": {"message": ...}}`: the turn ended in an error.
 - `{"type": "item.completed", "item": {"type": ...}}`: one finished step. Commands, file
   changes, tool calls and messages count as turns (codex reports no turn count of its own).
@@ -57,7 +59,7 @@ _USAGE_KEYS = (
 
 
 def parse_events(stdout: str) -> CodexRun:
-    """Sum the usage of every `turn.completed` event in `stdout`; unknown events are skipped.
+    """The usage of the last `turn.completed` event in `stdout`; unknown events are skipped.
 
     Raises `ValueError` naming the field when a usage number has the wrong type.
     """
@@ -78,11 +80,9 @@ def parse_events(stdout: str) -> CodexRun:
                 raise ValueError(f"turn.completed usage: expected an object, got {_show(usage)}")
             for key in _USAGE_KEYS:
                 value = usage.get(key)
-                if value is None:
-                    continue
-                if isinstance(value, bool) or not isinstance(value, int):
+                if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
                     raise ValueError(f"usage.{key}: expected a whole number, got {_show(value)}")
-                totals[key] = (totals[key] or 0) + value
+                totals[key] = value
         elif kind == "turn.failed":
             error = event.get("error")
             message = error.get("message") if isinstance(error, dict) else None
