@@ -173,3 +173,15 @@ def no_stray_worktrees(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
     yield
     left = sorted(p.name for p in private.iterdir())
     assert not left, f"gitgauge left temporary files behind: {left}"
+
+
+@pytest.fixture(scope="session")
+def demo_repository(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """`gitgauge demo` once per session: the sample repository mined (3 tasks, gold and noop
+    run). Returns it and the HOME it was built under. Tests that change it work on a copy."""
+    base = tmp_path_factory.mktemp("demo-repository")
+    with pytest.MonkeyPatch.context() as patch:
+        isolate(base / "home", patch)
+        built = run_gitgauge("demo", str(base / "sample"), cwd=base)
+    assert built.returncode == 0, built.stderr
+    return base / "sample", base / "home"

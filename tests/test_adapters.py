@@ -66,7 +66,7 @@ def tracked_state(workspace: Path) -> dict[str, str]:
 
 
 def test_builtin_adapters_are_registered() -> None:
-    assert adapter_names() == ["claude-code", "gold", "noop", "script"]
+    assert adapter_names() == ["claude-code", "codex", "gold", "noop", "script"]
 
 
 def test_unknown_adapter_lists_the_valid_ones() -> None:
@@ -78,7 +78,7 @@ def test_unknown_adapter_lists_the_valid_ones() -> None:
     message = str(raised.value)
     assert message.startswith("configs/mine.yaml: adapter:")
     assert "'claude_code'" in message
-    assert "valid: claude-code, gold, noop, script" in message
+    assert "valid: claude-code, codex, gold, noop, script" in message
 
 
 @pytest.mark.parametrize("command", [None, "", "   "])
@@ -131,6 +131,7 @@ def test_missing_agent_config_file(tmp_path: Path) -> None:
         ("gold.yaml", "gold"),
         ("noop.yaml", "noop"),
         ("claude-sonnet.yaml", "claude-code"),
+        ("codex.yaml", "codex"),
         ("my-script.yaml", "script"),
         ("harness/current.yaml", "claude-code"),
         ("harness/with-claude-md.yaml", "claude-code"),

@@ -407,7 +407,7 @@ def test_gitgauge_yaml_empty_invalid_wrong_types_or_unknown_keys(
 @pytest.mark.parametrize(
     ("text", "names"),
     [
-        ("name: x\nadapter: codex\n", ["adapter", "'codex'", "claude-code, gold, noop, script"]),
+        ("name: x\nadapter: aider\n", ["adapter", "'aider'", "claude-code, codex, gold, noop"]),
         ("name: x\nadapter: script\n", ["command", "script"]),
         ("name: x\nadapter: script\ncommand: '  '\n", ["command", "script"]),
     ],

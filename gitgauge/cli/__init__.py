@@ -9,6 +9,7 @@ command group defines the commands, registered here in the order `gitgauge --hel
 from __future__ import annotations
 
 from gitgauge.cli import demo as _demo
+from gitgauge.cli import export as _export
 from gitgauge.cli import mine as _mine
 from gitgauge.cli import report as _report
 from gitgauge.cli import run as _run
@@ -20,6 +21,7 @@ app.command()(_mine.rewrite)
 app.command("run")(_run.run_agents)
 app.command()(_report.report)
 app.command()(_report.compare)
+app.command()(_export.export)
 app.command()(_demo.demo)
 
 __all__ = ["app", "main"]

@@ -117,18 +117,6 @@ def run_agents(
                     f"run {origin.run_id} ran with sandbox {origin.manifest.sandbox}, this one "
                     f"would run with {used}: resume with --sandbox {origin.manifest.sandbox}"
                 )
-            run_and_report(
-                repo,
-                config,
-                store,
-                plan,
-                jobs=job_count,
-                repeat=repeat,
-                resume=origin,
-                sandbox=box,
-            )
-        ),
-    ] = None,
             pairs_executor = open_executor(config, address=ray_address)
             if pairs_executor is not None and job_count != 1:
                 warn("--jobs does not apply with --executor ray: the cluster's resources decide")
@@ -141,6 +129,7 @@ def run_agents(
                     jobs=job_count,
                     repeat=repeat,
                     resume=origin,
+                    sandbox=box,
                     executor=pairs_executor,
                 )
             finally:

@@ -226,9 +226,10 @@ class Repository:
         tokens = iter(result.split("\0"))
         return list(_parse_changes(tokens))
 
-    def diff_text(self, old: str, new: str, paths: Sequence[str]) -> str:
+    def diff_text(self, old: str, new: str, paths: Sequence[str], *, binary: bool = False) -> str:
         """The unified diff of `paths` between two commits (renames detected; no external diff
-        or textconv drivers of the user's config; paths taken literally, never as globs)."""
+        or textconv drivers of the user's config; paths taken literally, never as globs).
+        `binary`: binary files as git's base85 binary patches, which `git apply` applies."""
         if not paths:
             return ""
         return self.git(
@@ -237,6 +238,7 @@ class Repository:
             "--no-color",
             "--no-ext-diff",
             "--no-textconv",
+            *(["--binary"] if binary else []),
             "-M",
             old,
             new,

@@ -164,6 +164,7 @@ class RunSettings(_HumanRecord):
             if not name or path.is_absolute() or ".." in path.parts or not path.parts:
                 raise ValueError(f"{name!r} must be a path relative to $HOME, like `.cache/`")
         return names
+
     executor: Literal["local", "ray"] = "local"
     """Where pairs run: `local` (this machine, `-j` at a time) or `ray` (a Ray cluster)."""
     ray: RaySettings = Field(default_factory=RaySettings)
@@ -183,13 +184,31 @@ class RepoConfig(_HumanRecord):
     run: RunSettings = Field(default_factory=RunSettings)
 
 
+class Pricing(_HumanRecord):
+    """US dollars per million tokens, for adapters whose agent reports tokens but no cost."""
+
+    input: float = Field(ge=0)
+    """Price of a million input tokens that were not read from the prompt cache."""
+    cachedInput: float | None = Field(default=None, ge=0)
+    """Price of a million cached input tokens (default: the `input` price)."""
+    output: float = Field(ge=0)
+    """Price of a million output tokens (reasoning tokens included)."""
+
+    def cost_usd(self, *, input_tokens: int, cached_input_tokens: int, output_tokens: int) -> float:
+        """The cost of one run; `input_tokens` counts the cached ones too (OpenAI's usage)."""
+        cached_price = self.input if self.cachedInput is None else self.cachedInput
+        uncached = max(input_tokens - cached_input_tokens, 0)
+        total = uncached * self.input + cached_input_tokens * cached_price
+        return (total + output_tokens * self.output) / 1_000_000
+
+
 class AgentConfig(_HumanRecord):
     """One harness configuration to benchmark (one YAML file per configuration)."""
 
     name: StrictStr = Field(min_length=1)
     """Label shown in the report; unique among the configs of a run."""
     adapter: StrictStr = Field(min_length=1)
-    """Which adapter runs the agent: claude-code, script, gold or noop."""
+    """Which adapter runs the agent: claude-code, codex, script, gold or noop."""
     model: StrictStr | None = None
     """Passed to the adapter (claude-code: `--model`)."""
     args: list[StrictStr] = Field(default_factory=list)
@@ -226,6 +245,9 @@ class AgentConfig(_HumanRecord):
                     f"{name!r} is not an environment variable name (letters, digits, _)"
                 )
         return env
+
+    pricing: Pricing | None = None
+    """Token prices for AVG COST, used by adapters that report tokens but no cost (codex)."""
 
 
 PromptQuality = Literal["rich", "title-only"]
@@ -344,6 +366,8 @@ class RunResult(BaseModel):
     cacheCreationInputTokens: int | None = None
     cacheReadInputTokens: int | None = None
     numTurns: int | None = None
+    reasoningOutputTokens: int | None = None
+    """Reasoning tokens among `outputTokens` (codex); None when the agent reports none."""
     adapterSeconds: float | None = None
     """Wall time of the adapter run."""
     diffFiles: int | None = None

@@ -99,7 +99,18 @@ def footnote(rows: Sequence[ReportRow]) -> str:
             f" A bootstrap over fewer than {FEW_TASKS} tasks is too narrow (it cannot see "
             "variation the few tasks lack): read those intervals with care."
         )
+    unpriced = [row.config for row in rows if _tokens_without_cost(row)]
+    if unpriced:
+        text += (
+            f" AVG COST is - for {', '.join(sorted(set(unpriced)))}: its agent reports tokens "
+            "but no cost; add `pricing:` to its agent config to count it."
+        )
     return textwrap.fill(text, width=FOOTNOTE_WIDTH)
+
+
+def _tokens_without_cost(row: ReportRow) -> bool:
+    """The row's agent reported tokens on some pair but no pair has a cost (codex unpriced)."""
+    return row.avg_cost_usd is None and any(r.inputTokens is not None for r in row.results)
 
 
 def render_json(rows: Sequence[ReportRow]) -> str:

@@ -583,6 +583,7 @@ def _outcome_fields(outcome: AdapterOutcome) -> dict[str, Any]:
         "cacheCreationInputTokens": outcome.cache_creation_input_tokens,
         "cacheReadInputTokens": outcome.cache_read_input_tokens,
         "numTurns": outcome.num_turns,
+        "reasoningOutputTokens": outcome.reasoning_output_tokens,
     }
     if error_kind is not None:
         fields.update(status="error", errorKind=error_kind, errorMessage=outcome.error_message)

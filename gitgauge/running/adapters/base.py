@@ -58,6 +58,7 @@ class AdapterOutcome:
     cache_creation_input_tokens: int | None = None
     cache_read_input_tokens: int | None = None
     num_turns: int | None = None
+    reasoning_output_tokens: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -127,4 +128,4 @@ def create(config: AgentConfig, *, source: str) -> Adapter:
 
 def _load_builtins() -> None:
     # Imported for their @register side effect; here, not at module top, to avoid an import cycle.
-    from gitgauge.running.adapters import baselines, claude_code, script  # noqa: F401
+    from gitgauge.running.adapters import baselines, claude_code, codex, script  # noqa: F401

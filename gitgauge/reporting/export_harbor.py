@@ -1,0 +1,157 @@
+"""Harbor task folders (Terminal-Bench 2's format), one per task:
+
+```
+<task id>/
+  task.toml              schema_version, [metadata] (base, fix, repo...), timeouts
+  instruction.md         the task prompt
+  environment/Dockerfile FROM <image>, the repository's files at `base` in /app, setupCommand
+  environment/repo/      those files, byte for byte
+  tests/test.sh          lays tests/files/ over the checkout, deletes what tests/deleted lists,
+                         runs testCommand, writes 1 or 0 to Harbor's reward file
+  solution/solve.sh      the same with the fix's source changes (solution/files/, solution/deleted)
+```
+
+Files travel as files (binary fixtures and non-UTF-8 text included), never as patches, so the
+scripts need neither git nor a clean checkout. The folder is built beside `--out` and renamed
+into place: an interrupted export leaves no half-written folder.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from gitgauge.core.git import Repository
+from gitgauge.core.records import RepoConfig, Task
+from gitgauge.core.worktree import lay_files
+from gitgauge.reporting.export import fix_changes, repository_name
+
+DEFAULT_IMAGE = "python:3.12-slim"
+REWARD_FILE = "/logs/verifier/reward.txt"
+"""Where Harbor's verifier reads the reward (`EnvironmentPaths.reward_text_path`)."""
+WORKDIR = "/app"
+
+_LAY_FILES = """here="$(cd "$(dirname "$0")" && pwd)"
+# Files exactly as they are at the fix (added or changed), then the ones the fix deleted.
+if [ -d "$here/files" ]; then cp -a "$here/files/." .; fi
+while IFS= read -r -d '' path; do rm -rf -- "$path"; done < "$here/deleted"
+"""
+
+
+def write_harbor_tasks(
+    tasks: Sequence[Task],
+    repo: Repository,
+    config: RepoConfig,
+    *,
+    out: Path,
+    image: str = DEFAULT_IMAGE,
+    force: bool = False,
+) -> list[Path]:
+    """Write one folder per task under `out` (replaced as a whole with `force`)."""
+    out = out.absolute()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".gitgauge-export-", dir=out.parent))
+    try:
+        folders = [_write_task(task, repo, config, staging / task.id, image) for task in tasks]
+        if force and (out.exists() or out.is_symlink()):
+            if out.is_dir() and not out.is_symlink():
+                shutil.rmtree(out)
+            else:
+                out.unlink()
+        staging.rename(out)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
+    return [out / folder.name for folder in folders]
+
+
+def _write_task(task: Task, repo: Repository, config: RepoConfig, folder: Path, image: str) -> Path:
+    changes = fix_changes(repo, task)
+    folder.mkdir(parents=True)
+    (folder / "instruction.md").write_text(task.prompt.rstrip("\n") + "\n", encoding="utf-8")
+    (folder / "task.toml").write_text(_task_toml(task, repo, config), encoding="utf-8")
+
+    environment = folder / "environment"
+    tree = repo.git("ls-tree", "-r", "-z", "--name-only", task.base).split("\0")
+    lay_files(repo, task.base, [path for path in tree if path], environment / "repo")
+    (environment / "repo").mkdir(parents=True, exist_ok=True)
+    (environment / "Dockerfile").write_text(_dockerfile(task, image), encoding="utf-8")
+
+    test_command = task.testCommand or config.testCommand
+    _write_overlay(repo, task, changes.tests, folder / "tests")
+    _script(
+        folder / "tests" / "test.sh",
+        "# Harbor verifier: the fix's tests over the agent's work, then testCommand.\n"
+        + _LAY_FILES
+        + f'reward_file="${{GITGAUGE_REWARD_FILE:-{REWARD_FILE}}}"\n'
+        + 'mkdir -p "$(dirname "$reward_file")"\n'
+        + f"if sh -c {shlex.quote(test_command)}; then\n"
+        + '  echo 1 > "$reward_file"\nelse\n  echo 0 > "$reward_file"\nfi\n',
+    )
+    _write_overlay(repo, task, changes.source, folder / "solution")
+    _script(
+        folder / "solution" / "solve.sh",
+        "# Harbor oracle: the fix's source changes (what `gitgauge run` calls gold).\n"
+        + _LAY_FILES,
+    )
+    return folder
+
+
+def _write_overlay(repo: Repository, task: Task, paths: Sequence[str], folder: Path) -> None:
+    """`folder/files/`: `paths` as they are at the fix; `folder/deleted`: those it deleted."""
+    present = [path for path in paths if repo.read_blob(task.fix, path) is not None]
+    deleted = [path for path in paths if path not in present]
+    lay_files(repo, task.fix, present, folder / "files")
+    (folder / "deleted").write_bytes(b"".join(path.encode() + b"\0" for path in deleted))
+
+
+def _script(path: Path, body: str) -> None:
+    path.write_text("#!/usr/bin/env bash\nset -u\n" + body, encoding="utf-8")
+    path.chmod(0o755)
+
+
+def _dockerfile(task: Task, image: str) -> str:
+    lines = [
+        f"FROM {image}",
+        f"WORKDIR {WORKDIR}",
+        f"# The repository's files at {task.base} (the task's base); no git history.",
+        f"COPY repo/ {WORKDIR}/",
+    ]
+    if task.setupCommand:
+        lines.append(f"RUN {task.setupCommand}")
+    return "\n".join(lines) + "\n"
+
+
+def _task_toml(task: Task, repo: Repository, config: RepoConfig) -> str:
+    def quoted(value: str) -> str:
+        # A JSON string is a valid TOML basic string (same escapes).
+        return json.dumps(value, ensure_ascii=False)
+
+    timeouts = config.timeouts
+    metadata = {
+        "gitgauge_task": task.id,
+        "repo": repository_name(repo),
+        "base": task.base,
+        "fix": task.fix,
+        "subject": task.subject,
+        "test_command": task.testCommand or config.testCommand,
+    }
+    lines = ['schema_version = "1.4"', 'source = "gitgauge"', "", "[metadata]"]
+    lines += [f"{key} = {quoted(value)}" for key, value in metadata.items()]
+    lines += [
+        "",
+        "[verifier]",
+        f"timeout_sec = {timeouts.test / 1000:.1f}",
+        "",
+        "[agent]",
+        f"timeout_sec = {timeouts.adapter / 1000:.1f}",
+        "",
+        "[environment]",
+        f"build_timeout_sec = {max(600.0, timeouts.setup / 1000 + 300):.1f}",
+        f'workdir = "{WORKDIR}"',
+    ]
+    return "\n".join(lines) + "\n"

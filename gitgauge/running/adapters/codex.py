@@ -1,0 +1,207 @@
+"""`adapter: codex`: OpenAI's Codex CLI (`npm install -g @openai/codex`), non-interactively.
+
+The argv is `codex exec --json -c sandbox_mode="workspace-write" -c approval_policy="never"
+[--model M] [args...] -`: events as JSON lines on stdout, commands sandboxed to the workspace
+(writable) and never waiting for an approval; the final `-` reads the prompt from stdin, so it
+never shows in `ps`. The sandbox and approval go in as `-c` settings, not as `--sandbox`, so that
+`args` can still override them (`--sandbox danger-full-access`): a repeated flag is an error.
+`GITGAUGE_CODEX_BIN` overrides the binary. Codex reports tokens but no cost: the config's
+`pricing:` turns tokens into dollars.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+
+from gitgauge.core import process
+from gitgauge.core.errors import AdapterError
+from gitgauge.core.records import ErrorKind
+from gitgauge.running.adapters.base import Adapter, AdapterContext, AdapterOutcome, register
+from gitgauge.running.adapters.codex_events import CodexRun, parse_events
+
+BINARY_ENV = "GITGAUGE_CODEX_BIN"
+INSTALL_HINT = "npm install -g @openai/codex"
+BASE_ARGS = (
+    "exec",
+    "--json",
+    "-c",
+    'sandbox_mode="workspace-write"',
+    "-c",
+    'approval_policy="never"',
+)
+MINIMUM_VERSION = (0, 50, 0)
+"""The oldest codex whose `exec --json` prints the `turn.completed` usage events read here."""
+VERSION_TIMEOUT_SECONDS = 30.0
+STDOUT_LIMIT = 64 * 1024 * 1024
+"""How much of the event stream is parsed (the usage events come last; commands' output is big)."""
+MESSAGE_TAIL = 500
+"""How much of the output an error message keeps (the whole output is in the log folder)."""
+
+
+def codex_argv(binary: str, *, model: str | None, args: list[str]) -> list[str]:
+    """The command line of one agent run; the prompt is not part of it (it goes to stdin)."""
+    argv = [binary, *BASE_ARGS]
+    if model:
+        argv += ["--model", model]
+    return [*argv, *args, "-"]
+
+
+def find_codex_binary(env: Mapping[str, str]) -> str:
+    """`GITGAUGE_CODEX_BIN` when set, else `codex` on env's PATH; `AdapterError` when neither."""
+    override = env.get(BINARY_ENV, "")
+    path = env.get("PATH", os.defpath)
+    if override:
+        found = shutil.which(override, path=path) if os.sep not in override else None
+        candidate = Path(found) if found else Path(override).absolute()
+        if not candidate.exists():
+            raise AdapterError(
+                f"{BINARY_ENV}={override}: no such file; point {BINARY_ENV} at the codex "
+                f"executable, or unset it to use `codex` from PATH"
+            )
+        if not candidate.is_file() or not os.access(candidate, os.X_OK):
+            raise AdapterError(
+                f"{BINARY_ENV}={override}: not an executable file; make it executable "
+                f"(chmod +x) or point {BINARY_ENV} at the codex executable"
+            )
+        return str(candidate)
+    found = shutil.which("codex", path=path)
+    if found is None:
+        raise AdapterError(
+            f"the codex CLI was not found on PATH: install it ({INSTALL_HINT}) "
+            f"or set {BINARY_ENV} to its path"
+        )
+    return found
+
+
+def parse_version(text: str) -> tuple[int, int, int] | None:
+    """`codex-cli 0.171.0` -> (0, 171, 0); None when no version number is in `text`."""
+    match = re.search(r"(\d+)\.(\d+)\.(\d+)", text)
+    if match is None:
+        return None
+    return (int(match[1]), int(match[2]), int(match[3]))
+
+
+def check_version(binary: str, env: Mapping[str, str]) -> tuple[int, int, int]:
+    """Run `codex --version`; `AdapterError` when it fails or is older than `MINIMUM_VERSION`."""
+    completed = process.run(
+        [binary, "--version"],
+        cwd=Path.cwd(),
+        timeout_seconds=VERSION_TIMEOUT_SECONDS,
+        env=env,
+    )
+    wanted = ".".join(map(str, MINIMUM_VERSION))
+    if not completed.ok:
+        problem = completed.start_error or (
+            "timed out" if completed.timed_out else f"exited {completed.exit_code}"
+        )
+        raise AdapterError(
+            f"`{binary} --version` failed ({problem}): install codex {wanted} or later "
+            f"({INSTALL_HINT})"
+        )
+    version = parse_version(completed.stdout_tail)
+    if version is None:
+        raise AdapterError(
+            f"`{binary} --version` printed no version number "
+            f"({completed.stdout_tail.strip()[:80]!r}): is it the Codex CLI? ({INSTALL_HINT})"
+        )
+    if version < MINIMUM_VERSION:
+        found = ".".join(map(str, version))
+        raise AdapterError(
+            f"codex {found} is too old: gitgauge needs {wanted} or later for "
+            f"`codex exec --json` usage events; upgrade it ({INSTALL_HINT}@latest)"
+        )
+    return version
+
+
+@register
+class CodexAdapter(Adapter):
+    name = "codex"
+
+    def check(self) -> None:
+        try:
+            binary = find_codex_binary(os.environ)
+            check_version(binary, process.clean_env())
+        except AdapterError as error:
+            raise AdapterError(f"{self.source}: adapter codex: {error}") from None
+
+    def run(self, context: AdapterContext) -> AdapterOutcome:
+        try:
+            binary = find_codex_binary(context.env)
+        except AdapterError as error:
+            # `check()` passed before the run started; the binary went away since.
+            return AdapterOutcome(error_kind="adapter-exit", error_message=str(error))
+        argv = codex_argv(binary, model=self.config.model, args=self.config.args)
+        completed = process.run(
+            argv,
+            cwd=context.workspace,
+            timeout_seconds=context.timeout_seconds,
+            env=context.env,
+            stdin_text=context.task.prompt,
+            stdout_path=context.log_dir / "agent.stdout",
+            stderr_path=context.log_dir / "agent.stderr",
+            tail_bytes=STDOUT_LIMIT,
+        )
+        if completed.start_error is not None:
+            return AdapterOutcome(
+                error_kind="adapter-exit",
+                error_message=f"codex could not start: {completed.start_error}",
+                seconds=completed.seconds,
+            )
+        parsed: CodexRun | None = None
+        parse_problem = ""
+        try:
+            parsed = parse_events(completed.stdout_tail)
+        except ValueError as error:
+            parse_problem = str(error)
+
+        kind: ErrorKind | None = None
+        reason = ""
+        if completed.timed_out:
+            kind = "adapter-timeout"
+            reason = f"killed after {context.timeout_seconds:g}s (timeouts.adapter)"
+        elif completed.exit_code != 0:
+            kind = "adapter-exit"
+            reason = f"codex exited {completed.exit_code}"
+            if parsed is not None and parsed.failure:
+                reason += f" (turn.failed: {parsed.failure[:200]})"
+        elif parsed is None:
+            kind = "adapter-output"
+            reason = f"unreadable --json events: {parse_problem}"
+        elif parsed.failure is not None:
+            kind = "adapter-output"
+            reason = f"codex reported turn.failed: {parsed.failure[:200]}"
+        elif parsed.completed_turns == 0:
+            kind = "adapter-output"
+            reason = 'no "turn.completed" event on stdout'
+
+        message = None
+        if kind is not None:
+            tail = completed.output_tail(MESSAGE_TAIL).strip()
+            message = f"{reason}; output tail: {tail}" if tail else f"{reason}; no output"
+        # Copied even for errors: a failed run that reported tokens still spent them.
+        return AdapterOutcome(
+            error_kind=kind,
+            error_message=message,
+            seconds=completed.seconds,
+            cost_usd=self._cost(parsed),
+            input_tokens=parsed.input_tokens if parsed else None,
+            output_tokens=parsed.output_tokens if parsed else None,
+            cache_creation_input_tokens=parsed.cache_write_input_tokens if parsed else None,
+            cache_read_input_tokens=parsed.cached_input_tokens if parsed else None,
+            num_turns=parsed.steps if parsed and parsed.completed_turns else None,
+            reasoning_output_tokens=parsed.reasoning_output_tokens if parsed else None,
+        )
+
+    def _cost(self, parsed: CodexRun | None) -> float | None:
+        pricing = self.config.pricing
+        if pricing is None or parsed is None or parsed.input_tokens is None:
+            return None
+        return pricing.cost_usd(
+            input_tokens=parsed.input_tokens,
+            cached_input_tokens=parsed.cached_input_tokens or 0,
+            output_tokens=parsed.output_tokens or 0,
+        )

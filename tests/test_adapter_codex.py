@@ -1,0 +1,440 @@
+"""The codex adapter against the REAL Codex CLI (npm `@openai/codex`), pointed at a loopback fake
+of the OpenAI Responses API (tests/fake_responses_api.py): argv, stdin, working directory, the
+edit it makes through its command tool, the tokens of its `--json` events, pricing, failures, and
+gold / noop / codex side by side on the demo repository through the CLI.
+
+Without codex on PATH these tests skip; with CI=true they fail instead (.ci/run installs it).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import GitRepo, isolate, run_gitgauge
+from fake_claude import envelope_fixture, fake_claude_env
+from fake_responses_api import FakeResponsesAPI, codex_env, codex_home
+
+from gitgauge.core import process
+from gitgauge.core.errors import AdapterError
+from gitgauge.core.git import Repository
+from gitgauge.core.records import AgentConfig, Pricing, Task
+from gitgauge.running.adapters.base import Adapter, AdapterContext, AdapterOutcome, create
+from gitgauge.running.adapters.codex import BASE_ARGS, codex_argv, parse_version
+from gitgauge.running.adapters.codex_events import parse_events
+
+REAL_CODEX = shutil.which("codex")
+needs_codex = pytest.mark.skipif(
+    REAL_CODEX is None and os.environ.get("CI") != "true",
+    reason="the codex CLI is not installed (npm install -g @openai/codex); CI=true fails instead",
+)
+
+PROMPT = "Fix the following bug:\n\nfix: divide crashes on zero\n\n--model o3 $(touch pwned)\n"
+CALC = "def divide(a, b):\n    return a / b\n"
+FIXED_CALC = "def divide(a, b):\n    return a / b if b else 0\n"
+WRITE_FIX = "printf 'def divide(a, b):\\n    return a / b if b else 0\\n' > src/calc.py"
+# A wrapper that records what gitgauge gave codex, then runs the real codex with it.
+RECORDER = """#!/bin/sh
+printf '%s\\0' "$@" > "$RECORD_DIR/argv"
+pwd > "$RECORD_DIR/cwd"
+cat > "$RECORD_DIR/stdin"
+exec "$REAL_CODEX" "$@" < "$RECORD_DIR/stdin"
+"""
+
+
+def executable(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+def codex_adapter(
+    *, model: str | None = None, args: list[str] | None = None, pricing: Pricing | None = None
+) -> Adapter:
+    config = AgentConfig(
+        name="codex", adapter="codex", model=model, args=args or [], pricing=pricing
+    )
+    return create(config, source="codex.yaml")
+
+
+@pytest.fixture
+def workspace(git_repo: GitRepo) -> GitRepo:
+    git_repo.commit("add calc", files={"src/calc.py": CALC})
+    return git_repo
+
+
+def context_for(
+    workspace: GitRepo, env_additions: dict[str, str], *, timeout_seconds: float = 120.0
+) -> AdapterContext:
+    head = workspace.git("rev-parse", "HEAD").strip()
+    task = Task(
+        id=f"{head[:7]}-fix-divide",
+        base=head,
+        fix=head,
+        subject="fix: divide crashes on zero",
+        prompt=PROMPT,
+        testFiles=["tests/test_calc.py"],
+        promptQuality="title-only",
+        minedAt="2024-01-01T00:00:00Z",
+    )
+    return AdapterContext(
+        workspace=workspace.root,
+        task=task,
+        repo=Repository(workspace.root),
+        timeout_seconds=timeout_seconds,
+        env=process.clean_env(cwd=workspace.root, extra=env_additions),
+        log_dir=workspace.root.parent / "logs",
+    )
+
+
+def run_codex(
+    tmp_path: Path,
+    workspace: GitRepo,
+    fake: FakeResponsesAPI,
+    *,
+    adapter: Adapter | None = None,
+    timeout_seconds: float = 120.0,
+) -> tuple[AdapterOutcome, Path]:
+    """Run the adapter with the real codex behind the recording wrapper; returns the records."""
+    assert REAL_CODEX is not None, "codex is not installed"
+    codex_home(Path(os.environ["HOME"]), fake.base_url)
+    records = tmp_path / "records"
+    records.mkdir(exist_ok=True)
+    wrapper = executable(tmp_path / "codex-wrapper", RECORDER)
+    env = {
+        **codex_env(tmp_path),
+        "GITGAUGE_CODEX_BIN": str(wrapper),
+        "RECORD_DIR": str(records),
+        "REAL_CODEX": REAL_CODEX,
+    }
+    context = context_for(workspace, env, timeout_seconds=timeout_seconds)
+    return (adapter or codex_adapter()).run(context), records
+
+
+# -- the real CLI --------------------------------------------------------------------------------
+
+
+@needs_codex
+def test_real_codex_edits_the_workspace_and_reports_tokens(
+    tmp_path: Path, workspace: GitRepo
+) -> None:
+    steps = [{"exec": WRITE_FIX}, {"message": "Fixed divide."}]
+    pricing = Pricing(input=1.25, cachedInput=0.125, output=10.0)
+    with FakeResponsesAPI(steps=steps) as fake:
+        outcome, records = run_codex(
+            tmp_path, workspace, fake, adapter=codex_adapter(pricing=pricing)
+        )
+
+    assert outcome.ok, outcome.error_message
+    argv = (records / "argv").read_text().split("\0")[:-1]
+    assert argv == [*BASE_ARGS, "-"]
+    assert (records / "stdin").read_text() == PROMPT
+    assert Path((records / "cwd").read_text().strip()).resolve() == workspace.root.resolve()
+    assert (workspace.root / "src/calc.py").read_text() == FIXED_CALC
+    assert not (workspace.root / "pwned").exists()
+    # The prompt reached the model as the user's message; two model requests, nothing else.
+    requests = fake.model_requests()
+    assert len(requests) == 2
+    assert all(r.path == "/v1/responses" and r.body["stream"] is True for r in requests)
+    assert PROMPT.strip() in "\n".join(requests[0].user_texts())
+    assert requests[0].headers["authorization"] == "Bearer sk-gitgauge-test"
+    assert [r.path for r in fake.requests] == ["/v1/responses", "/v1/responses"]
+    # Usage summed over the two responses of the turn; turns: one command, one message.
+    assert (outcome.input_tokens, outcome.cache_read_input_tokens) == (2000, 800)
+    assert (outcome.output_tokens, outcome.reasoning_output_tokens) == (400, 100)
+    assert outcome.num_turns == 2
+    expected = (1200 * 1.25 + 800 * 0.125 + 400 * 10.0) / 1_000_000
+    assert outcome.cost_usd == pytest.approx(expected)
+    events = (workspace.root.parent / "logs" / "agent.stdout").read_text().splitlines()
+    assert json.loads(events[-1])["type"] == "turn.completed"
+
+
+@needs_codex
+def test_model_and_args_come_before_the_stdin_dash(tmp_path: Path, workspace: GitRepo) -> None:
+    adapter = codex_adapter(model="gpt-fake-2", args=["-c", "model_reasoning_effort=low"])
+    # An event type codex does not know, in the stream: skipped by codex, usage still counted.
+    unknown = [{"type": "response.gitgauge_unknown", "usage": {"input_tokens": 5}}]
+    with FakeResponsesAPI(steps=[{"message": "Nothing to do."}], extra_events=unknown) as fake:
+        outcome, records = run_codex(tmp_path, workspace, fake, adapter=adapter)
+
+    assert outcome.ok, outcome.error_message
+    argv = (records / "argv").read_text().split("\0")[:-1]
+    assert argv == [*BASE_ARGS, "--model", "gpt-fake-2", "-c", "model_reasoning_effort=low", "-"]
+    assert fake.model_requests()[0].body["model"] == "gpt-fake-2"
+    assert outcome.cost_usd is None  # no pricing: tokens only
+    assert (outcome.input_tokens, outcome.num_turns) == (1000, 1)
+
+
+@needs_codex
+def test_an_api_error_is_an_error_outcome_with_its_reason(
+    tmp_path: Path, workspace: GitRepo
+) -> None:
+    with FakeResponsesAPI(steps=[{"status": 400}]) as fake:
+        outcome, _ = run_codex(tmp_path, workspace, fake)
+
+    assert outcome.error_kind in ("adapter-exit", "adapter-output")
+    assert outcome.error_message is not None
+    assert "scripted failure" in outcome.error_message
+    assert (workspace.root / "src/calc.py").read_text() == CALC
+
+
+@needs_codex
+def test_timeout_kills_codex_and_its_commands(tmp_path: Path, workspace: GitRepo) -> None:
+    steps = [{"exec": "echo $$ > sleeper.pid; sleep 60"}, {"message": "done"}]
+    with FakeResponsesAPI(steps=steps) as fake:
+        outcome, _ = run_codex(tmp_path, workspace, fake, timeout_seconds=8)
+
+    assert outcome.error_kind == "adapter-timeout"
+    assert outcome.error_message is not None and "killed after 8s" in outcome.error_message
+
+
+STRACE = shutil.which("strace")
+TRACER = """#!/bin/sh
+exec "$STRACE" -f -qq -e trace=connect -o "$TRACE_FILE" "$REAL_CODEX" "$@"
+"""
+
+
+def strace_works() -> bool:
+    import subprocess
+
+    return (
+        STRACE is not None
+        and subprocess.run(
+            [STRACE, "-o", os.devnull, "true"], capture_output=True, check=False
+        ).returncode
+        == 0
+    )
+
+
+@needs_codex
+def test_codex_connects_to_nothing_but_the_loopback_fake(
+    tmp_path: Path, workspace: GitRepo
+) -> None:
+    """The config of fake_responses_api.codex_home keeps codex off the network (analytics,
+    metrics, update checks, plugin syncs): every socket it opens is a loopback one."""
+    if STRACE is None and os.environ.get("CI") != "true":
+        pytest.skip("strace is not installed (apt-get install strace); CI=true fails instead")
+    if STRACE is not None and not strace_works():
+        pytest.skip("strace cannot trace here (ptrace not permitted in this container)")
+    assert REAL_CODEX is not None and STRACE is not None
+    trace = tmp_path / "connect.trace"
+    tracer = executable(tmp_path / "codex-traced", TRACER)
+    with FakeResponsesAPI(steps=[{"exec": WRITE_FIX}, {"message": "Fixed."}]) as fake:
+        codex_home(Path(os.environ["HOME"]), fake.base_url)
+        env = {
+            **codex_env(tmp_path),
+            "GITGAUGE_CODEX_BIN": str(tracer),
+            "STRACE": STRACE,
+            "TRACE_FILE": str(trace),
+            "REAL_CODEX": REAL_CODEX,
+        }
+        outcome = codex_adapter().run(context_for(workspace, env))
+
+    assert outcome.ok, outcome.error_message
+    inet = [line for line in trace.read_text().splitlines() if "AF_INET" in line]
+    assert inet, "no connect() traced: is the trace empty?"
+    outside = [line for line in inet if 'inet_addr("127.0.0.1")' not in line and "::1" not in line]
+    assert outside == []
+
+
+# -- what needs no codex -------------------------------------------------------------------------
+
+
+def test_argv_puts_the_prompt_on_stdin_never_in_argv() -> None:
+    argv = codex_argv("/bin/codex", model="o3", args=["--sandbox", "danger-full-access"])
+    assert argv == [
+        "/bin/codex", *BASE_ARGS, "--model", "o3", "--sandbox", "danger-full-access", "-"
+    ]  # fmt: skip
+
+
+EVENTS = "\n".join(
+    [
+        "WARNING: proceeding, even though we could not create PATH aliases",
+        '{"type":"thread.started","thread_id":"t"}',
+        '{"type":"turn.started"}',
+        '{"type":"item.completed","item":{"id":"0","type":"error","message":"metadata"}}',
+        '{"type":"error","message":"Reconnecting... 1/5"}',
+        '{"type":"item.completed","item":{"id":"1","type":"command_execution","exit_code":0}}',
+        '{"type":"item.completed","item":{"id":"2","type":"reasoning","text":"hm"}}',
+        '{"type":"turn.brand_new_event","usage":{"input_tokens":999999}}',
+        "{not json",
+        '{"type":"item.completed","item":{"id":"3","type":"agent_message","text":"Done."}}',
+        '{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":4,'
+        '"cache_write_input_tokens":0,"output_tokens":3,"reasoning_output_tokens":1}}',
+        '{"type":"turn.completed","usage":{"input_tokens":15,"cached_input_tokens":8,'
+        '"output_tokens":5}}',
+    ]
+)
+
+
+def test_unknown_events_are_ignored_and_the_last_running_total_is_kept() -> None:
+    parsed = parse_events(EVENTS)
+
+    # turn.completed carries the thread's running total: the last one is the run's.
+    assert parsed.completed_turns == 2 and parsed.failure is None
+    assert (parsed.input_tokens, parsed.cached_input_tokens) == (15, 8)
+    assert (parsed.output_tokens, parsed.reasoning_output_tokens) == (5, None)
+    assert parsed.steps == 2
+    assert parsed.last_message == "Done."
+
+
+def test_a_usage_number_of_the_wrong_type_names_the_field() -> None:
+    with pytest.raises(ValueError, match=r"usage.output_tokens: expected a whole number"):
+        parse_events('{"type":"turn.completed","usage":{"output_tokens":"3"}}')
+
+
+def test_turn_failed_is_kept() -> None:
+    parsed = parse_events('{"type":"turn.failed","error":{"message":"quota exceeded"}}')
+    assert (parsed.completed_turns, parsed.failure) == (0, "quota exceeded")
+
+
+def test_pricing_counts_cached_input_at_its_own_price() -> None:
+    pricing = Pricing(input=2, output=8)  # cachedInput defaults to the input price
+    assert pricing.cost_usd(
+        input_tokens=1_000_000, cached_input_tokens=500_000, output_tokens=1_000_000
+    ) == pytest.approx(10.0)
+    assert Pricing(input=2, cachedInput=0.5, output=8).cost_usd(
+        input_tokens=1_000_000, cached_input_tokens=500_000, output_tokens=0
+    ) == pytest.approx(1.25)
+
+
+@pytest.mark.parametrize(
+    ("text", "version"),
+    [("codex-cli 0.171.0\n", (0, 171, 0)), ("codex 1.2.3-beta", (1, 2, 3)), ("nope", None)],
+)
+def test_version_parsing(text: str, version: tuple[int, int, int] | None) -> None:
+    assert parse_version(text) == version
+
+
+def test_missing_codex_is_an_error_before_any_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(AdapterError, match=r"codex.yaml: adapter codex: the codex CLI was not fo"):
+        codex_adapter().check()
+    monkeypatch.setenv("GITGAUGE_CODEX_BIN", str(tmp_path / "nowhere"))
+    with pytest.raises(AdapterError, match=r"GITGAUGE_CODEX_BIN=.*nowhere: no such file"):
+        codex_adapter().check()
+
+
+def test_too_old_codex_is_an_error_naming_both_versions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old = executable(tmp_path / "codex", "#!/bin/sh\necho 'codex-cli 0.1.9'\n")
+    monkeypatch.setenv("GITGAUGE_CODEX_BIN", str(old))
+    with pytest.raises(AdapterError, match=r"codex 0.1.9 is too old: gitgauge needs 0.50.0"):
+        codex_adapter().check()
+    broken = executable(tmp_path / "codex", "#!/bin/sh\nexit 3\n")
+    monkeypatch.setenv("GITGAUGE_CODEX_BIN", str(broken))
+    with pytest.raises(AdapterError, match=r"--version` failed \(exited 3\)"):
+        codex_adapter().check()
+
+
+def test_pricing_is_validated_in_the_agent_config(tmp_path: Path) -> None:
+    from gitgauge.core.config import load_agent_config
+
+    path = tmp_path / "codex.yaml"
+    path.write_text("name: c\nadapter: codex\npricing:\n  input: 1\n  outptu: 2\n", "utf-8")
+    with pytest.raises(Exception, match=r"outptu"):
+        load_agent_config(path)
+
+
+# -- gold, noop and codex side by side on the demo, through the CLI ------------------------------
+
+
+@pytest.fixture
+def demo(demo_repository: tuple[Path, Path]) -> tuple[Path, Path]:
+    """The demo repository, built and mined once per session (conftest.py)."""
+    return demo_repository
+
+
+def fix_command(root: Path, task: dict[str, str]) -> str:
+    """A shell command writing the fix's non-test files, as the scripted model's tool call."""
+    names = run_git(root, "diff", "--name-only", task["base"], task["fix"]).split()
+    writes = []
+    for name in names:
+        if "test" in name:
+            continue
+        content = run_git(root, "show", f"{task['fix']}:{name}").encode()
+        encoded = base64.b64encode(content).decode()
+        writes.append(f"printf %s {encoded} | base64 -d > {name}")
+    return " && ".join(writes)
+
+
+def run_git(root: Path, *args: str) -> str:
+    import subprocess
+
+    return subprocess.run(
+        ["git", *args], cwd=root, capture_output=True, text=True, check=True
+    ).stdout
+
+
+@needs_codex
+def test_codex_and_claude_side_by_side_with_gold_and_noop_on_the_demo(
+    demo: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, home = demo
+    isolate(home, monkeypatch)
+    tasks = [yaml.safe_load(p.read_text()) for p in sorted((root / ".gitgauge/tasks").iterdir())]
+    assert len(tasks) == 3
+    # The scripted model fixes the first two tasks and gives up on the third.
+    scripts = [
+        (task["subject"], [{"exec": fix_command(root, task)}, {"message": "Fixed."}])
+        for task in tasks[:2]
+    ]
+    # The demo ran gold and noop already; the report puts each config's latest run side by side.
+    configs = {
+        "codex": "adapter: codex\npricing:\n  input: 1.25\n  cachedInput: 0.125\n  output: 10\n",
+        "codex-unpriced": "adapter: codex\n",
+        "claude": "adapter: claude-code\n",  # the fake claude: changes nothing, reports a cost
+    }
+    for name, body in configs.items():
+        (tmp_path / f"{name}.yaml").write_text(f"name: {name}\n{body}", "utf-8")
+    with FakeResponsesAPI(steps=[{"message": "I cannot fix this."}], by_prompt=scripts) as fake:
+        codex_home(home, fake.base_url)
+        env = {**os.environ, **codex_env(tmp_path), **fake_claude_env(tmp_path, {})}
+        ran = run_gitgauge(
+            "run", "-c", str(tmp_path / "codex.yaml"), "-c", str(tmp_path / "claude.yaml"),
+            cwd=root, env=env,
+        )  # fmt: skip
+        assert ran.returncode == 0, ran.stderr
+        # Unpriced, on one task only (it is here for the report's footnote).
+        ran = run_gitgauge(
+            "run", "-c", str(tmp_path / "codex-unpriced.yaml"), "--task", tasks[0]["id"],
+            cwd=root, env=env,
+        )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+
+    report = run_gitgauge("report", "--format", "json", cwd=root, env=env)
+    rows = {row["config"]: row for row in json.loads(report.stdout)}
+    assert {name: (rows[name]["resolved"], rows[name]["errors"]) for name in rows} == {
+        "gold": (3, 0),
+        "noop": (0, 0),
+        "codex": (2, 0),
+        "codex-unpriced": (1, 0),
+        "claude": (0, 0),
+    }
+    runs = sorted((root / ".gitgauge/runs").iterdir(), reverse=True)
+    run_dir = next(run for run in runs if (run / "results/codex").is_dir())
+    results = [json.loads(p.read_text()) for p in (run_dir / "results/codex").glob("*.json")]
+    tokens = sorted(
+        (r["inputTokens"], r["cacheReadInputTokens"], r["outputTokens"]) for r in results
+    )
+    assert tokens == [(1000, 400, 200), (2000, 800, 400), (2000, 800, 400)]
+    assert sorted(r["reasoningOutputTokens"] for r in results) == [50, 100, 100]
+    assert rows["codex"]["avgCostUsd"] == pytest.approx(
+        sum((i - c) * 1.25 + c * 0.125 + o * 10 for i, c, o in tokens) / 3 / 1_000_000
+    )
+    assert rows["claude"]["avgCostUsd"] == pytest.approx(envelope_fixture()["total_cost_usd"])
+    assert rows["codex-unpriced"]["avgCostUsd"] is None and rows["gold"]["avgCostUsd"] is None
+    # The table says why AVG COST is empty for the unpriced codex, and only for it.
+    table = run_gitgauge("report", cwd=root, env=env).stdout
+    footnote = " ".join(table.split())
+    assert "AVG COST is - for codex-unpriced: its agent reports tokens but no cost" in footnote
+    assert "pricing:" in footnote and "for gold" not in footnote
