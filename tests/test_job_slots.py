@@ -55,7 +55,10 @@ def test_setup_test_and_agent_get_distinct_slots_under_j2(
     run_slots = tmp_path / "run-slots"
     run_slots.mkdir()
     env = dict(env, SLOTS=str(run_slots))
-    ran = run_gitgauge("run", "-j", "2", "-c", str(agent), cwd=git_repo.root, env=env)
+    # No sandbox: the barrier is a directory both pairs share, which the sandbox forbids.
+    ran = run_gitgauge(
+        "run", "-j", "2", "--sandbox", "none", "-c", str(agent), cwd=git_repo.root, env=env
+    )
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "error" not in ran.stdout.split("\n\n")[0], ran.stdout
     assert slots(run_slots, "setup") == ["0", "1"]

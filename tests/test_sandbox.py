@@ -198,6 +198,12 @@ def test_cheater_escapes_without_sandbox_and_not_with_it(demo: Path, tmp_path: P
     honest = {key: s for key, s in free_verdicts.items() if key[0] != "cheat"}
     assert {key: s for key, s in boxed_verdicts.items() if key[0] != "cheat"} == honest
     assert sorted(s for (c, _), s in honest.items() if c == "gold") == ["resolved"] * 3
+    # The demo's tasks are per-test tasks: inside the sandbox (which hides the run's logs) the
+    # suite still wrote its JUnit report, so gold was judged test by test, not by exit code.
+    for path in (demo / ".gitgauge" / "runs" / boxed_run / "results" / "gold").glob("*.json"):
+        result = json.loads(path.read_text(encoding="utf-8"))
+        assert result["failToPassFailed"] == [] and result["passToPassFailed"] == [], result
+    assert "fall back to the exit code" not in boxed.stderr, boxed.stderr
     manifests = {
         run: json.loads((demo / ".gitgauge" / "runs" / run / "run.json").read_text("utf-8"))
         for run in (free_run, boxed_run)
@@ -413,3 +419,18 @@ def test_sandbox_network_false_cuts_the_network(demo: Path, tmp_path: Path) -> N
     assert results[False]["errorKind"] == "adapter-exit", results[False]
     manifest = json.loads((demo / ".gitgauge" / "runs" / outcomes[False] / "run.json").read_text())
     assert manifest["sandboxNetwork"] is False
+
+
+def test_a_version_managers_shims_bring_its_root(tmp_path: Path) -> None:
+    """pyenv's `shims/python3` is a script that runs `<root>/libexec/pyenv`: with only the
+    shims directory exposed, every `python3` in the sandbox exits 127."""
+    from gitgauge.running.sandbox import path_dirs
+
+    root = tmp_path / ".pyenv"
+    (root / "shims").mkdir(parents=True)
+    (root / "libexec").mkdir()
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
+    found = path_dirs({"PATH": f"{root / 'shims'}:{venv / 'bin'}:relative/bin"})
+    assert found == [root / "shims", root, venv / "bin", venv]

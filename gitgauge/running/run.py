@@ -257,6 +257,7 @@ def execute(
         raise UsageError(f"--repeat must be a positive number, got {repeat}")
     for planned in plan.configs:
         harnesses.check_links(planned.harness, repo_config.worktree.link)
+    links.announce(repo.root, repo_config.worktree.link, tracked=repo.is_tracked, warn=warn)
     if resume is not None:
         manifest = resume.manifest.model_copy(update={"finishedAt": None})
         repeat = manifest.repeat
@@ -282,7 +283,6 @@ def execute(
             for planned in plan.configs
         }
         manifest = manifest.model_copy(update={"harness": recorded})
-    links.announce(repo.root, repo_config.worktree.link, tracked=repo.is_tracked, warn=warn)
     store.save_manifest(manifest)
     run_id = manifest.runId
     stops_early = stop_early_warning(repo_config.testCommand)

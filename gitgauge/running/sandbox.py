@@ -259,7 +259,9 @@ def command_paths(command: str | None) -> tuple[list[Path], list[Path]]:
 
 
 def path_dirs(env: Mapping[str, str]) -> list[Path]:
-    """PATH entries, and a virtualenv's root for a venv's `bin/` (its site-packages)."""
+    """PATH entries; a virtualenv's root for a venv's `bin/` (its site-packages); and a version
+    manager's root for its `shims/` (pyenv, rbenv, nodenv, asdf, mise: a shim only runs
+    `<root>/libexec/...`, which lives beside it, and the real interpreters under it)."""
     found: list[Path] = []
     for entry in env.get("PATH", "").split(os.pathsep):
         if not entry.startswith("/") or not Path(entry).is_dir():
@@ -267,6 +269,8 @@ def path_dirs(env: Mapping[str, str]) -> list[Path]:
         path = Path(entry)
         found.append(path)
         if (path.parent / "pyvenv.cfg").exists():
+            found.append(path.parent)
+        if path.name == "shims" and path.parent != Path("/"):
             found.append(path.parent)
     return found
 
