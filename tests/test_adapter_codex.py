@@ -381,7 +381,9 @@ def test_codex_and_claude_side_by_side_with_gold_and_noop_on_the_demo(
 ) -> None:
     root, home = demo
     isolate(home, monkeypatch)
-    tasks = [yaml.safe_load(p.read_text()) for p in sorted((root / ".gitgauge/tasks").glob("*.yaml"))]
+    tasks = [
+        yaml.safe_load(p.read_text()) for p in sorted((root / ".gitgauge/tasks").glob("*.yaml"))
+    ]
     assert len(tasks) == 3
     # The scripted model fixes the first two tasks and gives up on the third.
     scripts = [
