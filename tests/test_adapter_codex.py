@@ -401,9 +401,10 @@ def test_codex_and_claude_side_by_side_with_gold_and_noop_on_the_demo(
     with FakeResponsesAPI(steps=[{"message": "I cannot fix this."}], by_prompt=scripts) as fake:
         codex_home(home, fake.base_url)
         env = {**os.environ, **codex_env(tmp_path), **fake_claude_env(tmp_path, {})}
+        # No sandbox: the fake claude reads its scenario outside the workspace.
         ran = run_gitgauge(
             "run", "-c", str(tmp_path / "codex.yaml"), "-c", str(tmp_path / "claude.yaml"),
-            cwd=root, env=env,
+            "--sandbox", "none", cwd=root, env=env,
         )  # fmt: skip
         assert ran.returncode == 0, ran.stderr
         # Unpriced, on one task only (it is here for the report's footnote).
@@ -421,6 +422,9 @@ def test_codex_and_claude_side_by_side_with_gold_and_noop_on_the_demo(
         "codex": (2, 0),
         "codex-unpriced": (1, 0),
         "claude": (0, 0),
+        # `gitgauge demo` ran these on the shared demo repository (without and with CLAUDE.md).
+        "agent": (0, 0),
+        "agent-with-claude-md": (3, 0),
     }
     runs = sorted((root / ".gitgauge/runs").iterdir(), reverse=True)
     run_dir = next(run for run in runs if (run / "results/codex").is_dir())
