@@ -18,7 +18,7 @@ from gitgauge.core.store import Store
 from gitgauge.init import init as init_repository
 from gitgauge.mining.mine import mine as mine_history
 from gitgauge.reporting.compare import compare as compare_sides
-from gitgauge.reporting.compare import render_text as render_comparison
+from gitgauge.reporting.compare_render import render_text as render_comparison
 from gitgauge.running.run import plan_run, plan_sandbox
 
 

@@ -14,8 +14,8 @@ from gitgauge.core.errors import GitGaugeError, UsageError
 from gitgauge.core.git import Repository
 from gitgauge.core.store import Store, StoredRun, atomic_write_text
 from gitgauge.reporting.compare import compare as compare_sides
-from gitgauge.reporting.compare import render_json as render_comparison_json
-from gitgauge.reporting.compare import render_text as render_comparison
+from gitgauge.reporting.compare_render import render_json as render_comparison_json
+from gitgauge.reporting.compare_render import render_text as render_comparison
 from gitgauge.reporting.html import pair_links, render_html
 from gitgauge.reporting.render import NO_RUNS_HINT, render_matrix
 from gitgauge.reporting.render import render as render_report

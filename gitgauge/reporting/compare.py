@@ -11,30 +11,23 @@ task sets, gitgauge versions, history modes) is listed as warnings from the runs
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from tabulate import tabulate
 
 from gitgauge.core import fingerprint
 from gitgauge.core.errors import GitGaugeError
 from gitgauge.core.harness_diff import differences as harness_differences
 from gitgauge.core.records import RunManifest, RunResult
 from gitgauge.core.store import StoredRun
-from gitgauge.reporting.intervals import Interval, alpha_of, rate_interval
+from gitgauge.reporting.intervals import Interval, rate_interval
 from gitgauge.reporting.paired import (
     PairedComparison,
     PairedMean,
-    format_points,
     paired_comparison,
     paired_mean_difference,
     verdict_sentence,
 )
-from gitgauge.reporting.paired import format_p as format_p_value
-from gitgauge.reporting.render import format_rate
 from gitgauge.reporting.rows import (
     CONFIDENCE,
     FEW_TASKS,
@@ -238,8 +231,8 @@ def _warnings(
     attempts_b = {len(attempts) for attempts in by_task_b.values()}
     if attempts_a != attempts_b:
         found.append(
-            f"different attempts per task: {name_a} {_counts(attempts_a)}, {name_b} "
-            f"{_counts(attempts_b)}; tasks are compared by their share of attempts resolved"
+            f"different attempts per task: {name_a} {counts_text(attempts_a)}, {name_b} "
+            f"{counts_text(attempts_b)}; tasks are compared by their share of attempts resolved"
         )
     if shared < FEW_TASKS and max(attempts_a | attempts_b) > 1:
         found.append(
@@ -306,168 +299,8 @@ def _manifest_differences(
     return found
 
 
-def _counts(counts: set[int]) -> str:
+def counts_text(counts: set[int]) -> str:
     return " to ".join(str(count) for count in sorted({min(counts), max(counts)}))
 
 
 # -- rendering --
-
-
-def render_text(comparison: Comparison) -> str:
-    c = comparison
-    paired = c.paired
-    lines = [
-        f"A: {c.name_a}  (run {c.a.run.run_id})",
-        f"B: {c.name_b}  (run {c.b.run.run_id})",
-        f"Compared on the {len(c.tasks)} task{'s' if len(c.tasks) != 1 else ''} both ran"
-        + (f" ({_attempts_note(c)})." if paired.repeated else ", one attempt each."),
-    ]
-    if c.harness is not None:
-        lines.append(f"Harness B vs A: {c.harness}")
-    lines += [f"warning: {warning}" for warning in c.warnings]
-    side_by_side = [
-        ["", c.name_a, c.name_b],
-        [
-            "resolved" + (" attempts" if paired.repeated else ""),
-            f"{_resolved(c.a, c.tasks)}/{c.attempts_a}",
-            f"{_resolved(c.b, c.tasks)}/{c.attempts_b}",
-        ],
-        ["resolve rate [95% CI]", format_rate(c.rate_a), format_rate(c.rate_b)],
-        ["errors (count as unresolved)", str(c.errors_a), str(c.errors_b)],
-    ]
-    for mean in c.means:
-        side_by_side.append(
-            [f"avg {mean.metric}", _mean(mean, mean.paired.mean_a), _mean(mean, mean.paired.mean_b)]
-        )
-    lines += ["", tabulate(side_by_side, tablefmt="plain", disable_numparse=True), ""]
-    if paired.repeated:
-        lines.append(
-            f"tasks resolved more often by {c.name_a}: {paired.only_a}, by {c.name_b}: "
-            f"{paired.only_b}, equally often: {paired.both}, by neither: {paired.neither}"
-        )
-    else:
-        lines.append(
-            f"tasks resolved by both: {paired.both}, only {c.name_a}: {paired.only_a}, "
-            f"only {c.name_b}: {paired.only_b}, neither: {paired.neither}"
-        )
-    level = f"{paired.confidence * 100:g}% CI"
-    interval = paired.difference
-    differences = [
-        [
-            "resolve rate",
-            f"{points(interval.estimate or 0.0)} points [{level} {points(interval.low)}, "
-            f"{points(interval.high)}]",
-            f"{paired.test}, {format_p(paired)}",
-        ]
-    ]
-    for mean in c.means:
-        differences.append([mean.metric, *_mean_difference(mean, level)])
-    lines += [
-        "",
-        f"{c.name_b} - {c.name_a}:",
-        tabulate(differences, tablefmt="plain", disable_numparse=True),
-        "",
-        c.verdict,
-    ]
-    return "\n".join(lines)
-
-
-def _attempts_note(c: Comparison) -> str:
-    per_a = {len(attempts) for attempts in attempts_by_task(c.a.results).values()}
-    per_b = {len(attempts) for attempts in attempts_by_task(c.b.results).values()}
-    return f"{_counts(per_a)} attempts per task for A, {_counts(per_b)} for B"
-
-
-def _resolved(side: Side, tasks: Sequence[str]) -> int:
-    wanted = set(tasks)
-    return sum(
-        1 for result in side.results if result.task in wanted and result.status == "resolved"
-    )
-
-
-def _mean(mean: MeanDifference, value: float | None) -> str:
-    if value is None:
-        return "-"
-    return _amount(mean, value, signed=False)
-
-
-def _amount(mean: MeanDifference, value: float, *, signed: bool, unit: bool = True) -> str:
-    """`$0.0123`, `+1.5s`, `-2.0 lines`; never a signed zero."""
-    digits = 4 if mean.unit == "$" else 1
-    size = f"{abs(value):.{digits}f}"
-    nonzero = float(size) != 0
-    sign = ("+" if value > 0 else "-") if nonzero and (signed or value < 0) else ""
-    if mean.unit == "$":
-        return f"{sign}${size}"
-    return f"{sign}{size}{mean.unit if unit else ''}"
-
-
-def _mean_difference(mean: MeanDifference, level: str) -> list[str]:
-    paired = mean.paired
-    if paired.difference is None or paired.difference.estimate is None:
-        return ["-", f"no compared task has a {mean.metric} on both sides"]
-    interval, estimate = paired.difference, paired.difference.estimate
-    low = _amount(mean, interval.low, signed=True, unit=False)
-    high = _amount(mean, interval.high, signed=True, unit=False)
-    return [
-        f"{_amount(mean, estimate, signed=True)} [{level} {low}, {high}]",
-        f"over {paired.n} task{'s' if paired.n != 1 else ''}",
-    ]
-
-
-def points(rate: float) -> str:
-    """A rate difference in signed percentage points, written as the verdict writes it."""
-    return format_points(rate)
-
-
-def format_p(paired: PairedComparison) -> str:
-    """`p = 0.25`, with the digits the verdict uses (more when rounding would cross 0.05)."""
-    return format_p_value(paired.p_value, alpha_of(paired.confidence))
-
-
-def render_json(comparison: Comparison) -> str:
-    c = comparison
-    paired = c.paired
-    value: dict[str, Any] = {
-        "a": {"config": c.a.config, "run": c.a.run.run_id, "name": c.name_a},
-        "b": {"config": c.b.config, "run": c.b.run.run_id, "name": c.name_b},
-        "tasks": c.tasks,
-        "onlyInA": c.only_in_a,
-        "onlyInB": c.only_in_b,
-        "attemptsA": c.attempts_a,
-        "attemptsB": c.attempts_b,
-        "errorsA": c.errors_a,
-        "errorsB": c.errors_b,
-        "repeated": paired.repeated,
-        "both": paired.both,
-        "onlyA": paired.only_a,
-        "onlyB": paired.only_b,
-        "neither": paired.neither,
-        "rateA": _interval(c.rate_a),
-        "rateB": _interval(c.rate_b),
-        "difference": _interval(paired.difference),
-        "pValue": paired.p_value,
-        "test": paired.test,
-        "intervalMethod": paired.interval_method,
-        "confidence": paired.confidence,
-        "unlikelyChance": paired.unlikely_chance,
-        **{
-            mean.metric: {
-                "tasks": mean.paired.n,
-                "meanA": mean.paired.mean_a,
-                "meanB": mean.paired.mean_b,
-                "difference": _interval(mean.paired.difference),
-            }
-            for mean in c.means
-        },
-        "verdict": c.verdict,
-        "warnings": c.warnings,
-        "harness": c.harness,
-    }
-    return json.dumps(value, indent=2)
-
-
-def _interval(interval: Interval | None) -> dict[str, float | None] | None:
-    if interval is None:
-        return None
-    return {"estimate": interval.estimate, "low": interval.low, "high": interval.high}
