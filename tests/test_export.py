@@ -305,6 +305,20 @@ def test_swebench_grading_resolves_the_gold_patch_only(extended: Path, tmp_path:
         assert report[PASS_TO_PASS]["failure"] == [] and report[FAIL_TO_PASS]["failure"] == []
 
 
+def test_harbor_skips_a_task_whose_suite_fails_at_the_fix(extended: Path, tmp_path: Path) -> None:
+    out = tmp_path / "harbor"
+    exported = run_gitgauge("export", "--format", "harbor", "--out", str(out), cwd=extended)
+    assert exported.returncode == 0, exported.stderr
+    task_id = next(p.stem for p in task_files(extended) if "count-words" in p.name)
+    assert (
+        f"skipping task {task_id}: tests fail at the fix too "
+        "(tests.test_environment::test_needs_a_service), so test.sh, which rewards "
+        "testCommand's exit code, would give the reference solution 0"
+    ) in exported.stderr
+    others = [p.stem for p in task_files(extended) if p.stem != task_id]
+    assert sorted(p.name for p in out.iterdir()) == others and len(others) == DEMO_TASKS
+
+
 def test_a_task_mined_by_exit_code_exports_empty_lists(repo: Path, tmp_path: Path) -> None:
     copy = tmp_path / "exit-code"
     shutil.copytree(repo, copy, symlinks=True)
