@@ -1,9 +1,14 @@
 """`gitgauge export` through the real CLI, on the demo repository mined once per session.
 
 SWE-bench: the file loads with the `swebench` package's own dataset loader (the `export-check`
-extra; without it that test skips, and fails with CI=true) and every instance has exactly the
-fields of its `SWEbenchInstance`; `patch` and `test_patch` apply with `git apply` at
-`base_commit`, the tests fail with `test_patch` alone and pass with both.
+extra; without it the tests that import it skip, and fail with CI=true) and every instance has
+exactly the fields of its `SWEbenchInstance`; `patch` and `test_patch` apply with `git apply` at
+`base_commit`, the tests fail with `test_patch` alone and pass with both. FAIL_TO_PASS and
+PASS_TO_PASS are the mined per-test verdicts named as pytest node ids: every name is a line of
+`pytest -rA` in those checkouts, and SWE-bench's own log parser and grading call the gold patch
+resolved and the test patch alone not. A module-scoped copy of the demo gets one more fix, whose
+tests are methods of a class in `tests/unit/` (parametrized) and whose suite also has a test that
+fails at every commit; `gitgauge mine` verifies just that commit there.
 
 Harbor: the `harbor` package needs Python >= 3.12 and brings dozens of services' SDKs, so each
 folder is checked with `harbor.models.task.task.Task` when it imports and otherwise against the
@@ -19,12 +24,21 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 from conftest import isolate, run_gitgauge
 
 DEMO_TASKS = 3
+# The demo's fixes (by subject) and the tests they make pass, as pytest names them.
+DEMO_FAIL_TO_PASS = {
+    "fix: slugify drops digits": ["tests/test_slug.py::test_keeps_digits"],
+    "fix(parser): crash on empty input": [
+        "tests/test_parser.py::test_empty_input_gives_empty_dict"
+    ],
+    "Fix off-by-one error in pagination": ["tests/test_pages.py::test_last_partial_page_is_kept"],
+}
 
 
 @pytest.fixture
@@ -51,6 +65,63 @@ def suite_passes(checkout: Path, command: str) -> bool:
     return subprocess.run(command, shell=True, cwd=checkout, capture_output=True).returncode == 0
 
 
+def pytest_log(checkout: Path, command: str) -> str:
+    """The suite's output with pytest's `-rA` summary: `PASSED <node id>` per test."""
+    run = subprocess.run(f"{command} -rA", shell=True, cwd=checkout, capture_output=True)
+    return run.stdout.decode("utf-8", "replace")
+
+
+def outcomes(log: str) -> dict[str, str]:
+    """node id -> PASSED / FAILED / ERROR / SKIPPED, from `pytest -rA`'s summary lines."""
+    found: dict[str, str] = {}
+    for line in log.splitlines():
+        words = line.split()
+        if len(words) > 1 and words[0] in ("PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL"):
+            found[words[1]] = words[0]
+    return found
+
+
+def task_files(repo: Path) -> list[Path]:
+    return sorted((repo / ".gitgauge/tasks").glob("*.yaml"))
+
+
+def load_task(path: Path) -> dict[str, Any]:
+    task: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return task
+
+
+def p2p_names(repo: Path, task_id: str) -> list[str]:
+    """The task's PASS_TO_PASS names as mined (JUnit `classname::name`)."""
+    names: list[str] = json.loads(
+        (repo / ".gitgauge/tasks" / f"{task_id}.tests.json").read_text(encoding="utf-8")
+    )["passToPass"]
+    return names
+
+
+def as_node_id(junit_name: str) -> str:
+    """`tests.test_x::test_y` -> `tests/test_x.py::test_y` (the demo's tests are functions in
+    tests/*.py)."""
+    module, name = junit_name.split("::")
+    return f"{module.replace('.', '/')}.py::{name}"
+
+
+def clone_at(repo: Path, commit: str, checkout: Path) -> Path:
+    git(repo.parent, "clone", "-q", "--no-checkout", str(repo), str(checkout))
+    git(checkout, "checkout", "-q", commit)
+    return checkout
+
+
+def apply(checkout: Path, patch: str, scratch: Path) -> None:
+    scratch.write_text(patch, encoding="utf-8")
+    git(checkout, "apply", str(scratch))
+
+
+def export_rows(repo: Path) -> tuple[list[dict[str, Any]], str]:
+    exported = run_gitgauge("export", "--format", "swebench", cwd=repo)
+    assert exported.returncode == 0, exported.stderr
+    return [json.loads(line) for line in exported.stdout.splitlines()], exported.stderr
+
+
 # -- SWE-bench ------------------------------------------------------------------------------------
 
 
@@ -62,10 +133,7 @@ def test_swebench_instances_apply_at_base_and_fail_then_pass(repo: Path, tmp_pat
 
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert len(rows) == DEMO_TASKS
-    tasks = {
-        t["id"]: t
-        for t in (yaml.safe_load(p.read_text()) for p in (repo / ".gitgauge/tasks").iterdir())
-    }
+    tasks = {t["id"]: t for t in map(load_task, task_files(repo))}
     command = demo_test_command(repo)
     for row in rows:
         task = tasks[row["instance_id"].removeprefix("local__sample-")]
@@ -73,20 +141,31 @@ def test_swebench_instances_apply_at_base_and_fail_then_pass(repo: Path, tmp_pat
         assert row["instance_id"] == f"local__sample-{task['id']}"
         assert row["base_commit"] == row["environment_setup_commit"] == task["base"]
         assert row["problem_statement"] == task["prompt"]
-        assert json.loads(row["FAIL_TO_PASS"]) == [] and json.loads(row["PASS_TO_PASS"]) == []
+        fail_to_pass = json.loads(row["FAIL_TO_PASS"])
+        pass_to_pass = json.loads(row["PASS_TO_PASS"])
+        assert fail_to_pass == DEMO_FAIL_TO_PASS[task["subject"]]
+        # PASS_TO_PASS: the names of <id>.tests.json (not the count in the task file), as pytest
+        # node ids.
+        assert pass_to_pass == [as_node_id(n) for n in p2p_names(repo, task["id"])]
+        assert len(pass_to_pass) == task["passToPass"] > 0
+        assert "tests/test_slug.py::test_lowercases_and_joins_words" in pass_to_pass
         assert row["created_at"].startswith("2024-01-01T")
         assert "tests/" in row["test_patch"] and "tests/" not in row["patch"]
 
-        checkout = tmp_path / task["id"]
-        git(repo.parent, "clone", "-q", "--no-checkout", str(repo), str(checkout))
-        git(checkout, "checkout", "-q", row["base_commit"])
+        checkout = clone_at(repo, row["base_commit"], tmp_path / task["id"])
         for name in ("test_patch", "patch"):
             (tmp_path / name).write_text(row[name], encoding="utf-8")
         assert git(checkout, "apply", "--check", str(tmp_path / "patch")).returncode == 0
         git(checkout, "apply", str(tmp_path / "test_patch"))
         assert not suite_passes(checkout, command), task["id"]
+        # The names are the ones `pytest -rA` prints (what SWE-bench's pytest log parser reads).
+        before = outcomes(pytest_log(checkout, command))
+        assert [before.get(name) for name in fail_to_pass] == ["FAILED"], task["id"]
+        assert {before.get(name) for name in pass_to_pass} == {"PASSED"}, task["id"]
         git(checkout, "apply", str(tmp_path / "patch"))
         assert suite_passes(checkout, command), task["id"]
+        after = outcomes(pytest_log(checkout, command))
+        assert {after.get(name) for name in fail_to_pass + pass_to_pass} == {"PASSED"}
         # Applied together they give the fix's tree exactly: nothing after the fix, nothing lost.
         git(checkout, "add", "-A")
         assert (
@@ -115,6 +194,192 @@ def test_swebench_to_stdout(repo: Path) -> None:
     exported = run_gitgauge("export", "--format", "swebench", cwd=repo)
     assert exported.returncode == 0, exported.stderr
     assert len([json.loads(line) for line in exported.stdout.splitlines()]) == DEMO_TASKS
+
+
+# -- per-test names beyond the demo ---------------------------------------------------------------
+
+COUNT_BUGGY = """\
+def count_words(text: str) -> dict:
+    counts: dict = {}
+    for word in text.split(" "):
+        counts[word] = counts.get(word, 0) + 1
+    return counts
+"""
+COUNT_TEST = """\
+from textkit.count import count_words
+
+
+class TestCountWords:
+    def test_counts_repeats(self):
+        assert count_words("a b a") == {"a": 2, "b": 1}
+"""
+COUNT_TEST_FIXED = (
+    COUNT_TEST.replace("from textkit", "import pytest\n\nfrom textkit")
+    + """
+    @pytest.mark.parametrize("text", ["a  b", " a b "], ids=["double-space", "edges"])
+    def test_ignores_extra_spaces(self, text):
+        assert count_words(text) == {"a": 1, "b": 1}
+"""
+)
+ALWAYS_FAILS = (
+    "def test_needs_a_service():\n    raise AssertionError('missing here at every commit')\n"
+)
+COUNT_SUBJECT = "fix: count_words counts empty words"
+COUNT_FAIL_TO_PASS = [
+    "tests/unit/test_count.py::TestCountWords::test_ignores_extra_spaces[double-space]",
+    "tests/unit/test_count.py::TestCountWords::test_ignores_extra_spaces[edges]",
+]
+
+
+@pytest.fixture(scope="module")
+def extended(demo_repository: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the demo with one more fix, mined (only that commit is judged): its tests are
+    methods of a class in tests/unit/, and a test in tests/ fails at every commit."""
+    repo = tmp_path_factory.mktemp("extended") / "sample"
+    shutil.copytree(demo_repository[0], repo, symlinks=True)
+    with pytest.MonkeyPatch.context() as patch:
+        isolate(demo_repository[1], patch)
+        for path, text in {
+            "textkit/count.py": COUNT_BUGGY,
+            "tests/unit/test_count.py": COUNT_TEST,
+            "tests/test_environment.py": ALWAYS_FAILS,
+        }.items():
+            (repo / path).parent.mkdir(parents=True, exist_ok=True)
+            (repo / path).write_text(text, encoding="utf-8")
+        git(repo, "add", "textkit", "tests")
+        git(repo, "commit", "-qm", "feat: count words")
+        (repo / "textkit/count.py").write_text(
+            COUNT_BUGGY.replace('split(" ")', "split()"), "utf-8"
+        )
+        (repo / "tests/unit/test_count.py").write_text(COUNT_TEST_FIXED, encoding="utf-8")
+        git(repo, "commit", "-qam", COUNT_SUBJECT, "-m", "Two spaces in a row counted a word ''.")
+        mined = run_gitgauge("mine", cwd=repo)
+        assert mined.returncode == 0, mined.stderr
+    assert len(task_files(repo)) == DEMO_TASKS + 1, mined.stdout
+    return repo
+
+
+def test_class_methods_and_parameters_are_named_as_pytest_names_them(extended: Path) -> None:
+    rows, _ = export_rows(extended)
+    assert len(rows) == DEMO_TASKS + 1
+    row = next(r for r in rows if "count-words" in r["instance_id"])
+    task = load_task(next(p for p in task_files(extended) if "count-words" in p.name))
+    assert task["failToPass"] == [
+        "tests.unit.test_count.TestCountWords::test_ignores_extra_spaces[double-space]",
+        "tests.unit.test_count.TestCountWords::test_ignores_extra_spaces[edges]",
+    ]
+    assert task["failingBoth"] == ["tests.test_environment::test_needs_a_service"]
+    assert json.loads(row["FAIL_TO_PASS"]) == COUNT_FAIL_TO_PASS
+    pass_to_pass = json.loads(row["PASS_TO_PASS"])
+    assert "tests/unit/test_count.py::TestCountWords::test_counts_repeats" in pass_to_pass
+    assert "tests/test_words.py::test_joins_with_spaces" in pass_to_pass
+    assert not [name for name in pass_to_pass if "test_environment" in name]
+
+
+def test_swebench_grading_resolves_the_gold_patch_only(extended: Path, tmp_path: Path) -> None:
+    """SWE-bench's own pytest log parser and grading, on `pytest -rA` logs of each instance:
+    resolved with `test_patch` and `patch` (even where a test fails on both sides, which the
+    suite's exit code would count), not resolved with `test_patch` alone."""
+    if os.environ.get("CI") != "true":
+        pytest.importorskip("swebench", reason="pip install -e '.[export-check]'")
+    from swebench.harness.constants import FAIL_TO_PASS, PASS_TO_PASS, ResolvedStatus
+    from swebench.harness.grading import get_eval_tests_report, get_resolution_status
+    from swebench.harness.log_parsers.python import parse_log_pytest
+
+    command = demo_test_command(extended)
+    rows, _ = export_rows(extended)
+    assert len(rows) == DEMO_TASKS + 1
+    for row in rows:
+        gold = {
+            FAIL_TO_PASS: json.loads(row[FAIL_TO_PASS]),
+            PASS_TO_PASS: json.loads(row[PASS_TO_PASS]),
+        }
+        checkout = clone_at(extended, row["base_commit"], tmp_path / row["instance_id"])
+        statuses = []
+        for patch in ("test_patch", "patch"):
+            apply(checkout, row[patch], tmp_path / f"{patch}.diff")
+            log = pytest_log(checkout, command)
+            report = get_eval_tests_report(parse_log_pytest(log, None), gold)
+            statuses.append(get_resolution_status(report))
+        assert statuses == [ResolvedStatus.NO.value, ResolvedStatus.FULL.value], row["instance_id"]
+        assert report[PASS_TO_PASS]["failure"] == [] and report[FAIL_TO_PASS]["failure"] == []
+
+
+def test_harbor_skips_a_task_whose_suite_fails_at_the_fix(extended: Path, tmp_path: Path) -> None:
+    out = tmp_path / "harbor"
+    exported = run_gitgauge("export", "--format", "harbor", "--out", str(out), cwd=extended)
+    assert exported.returncode == 0, exported.stderr
+    task_id = next(p.stem for p in task_files(extended) if "count-words" in p.name)
+    assert (
+        f"skipping task {task_id}: tests fail at the fix too "
+        "(tests.test_environment::test_needs_a_service), so test.sh, which rewards "
+        "testCommand's exit code, would give the reference solution 0"
+    ) in exported.stderr
+    others = [p.stem for p in task_files(extended) if p.stem != task_id]
+    assert sorted(p.name for p in out.iterdir()) == others and len(others) == DEMO_TASKS
+
+
+def test_a_task_mined_by_exit_code_exports_empty_lists(repo: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "exit-code"
+    shutil.copytree(repo, copy, symlinks=True)
+    task_file = task_files(copy)[0]
+    # What a task file says when its suite wrote no per-test report at mine time.
+    task = load_task(task_file)
+    task["failToPass"] = task["passToPass"] = None
+    task_file.write_text(yaml.safe_dump(task), encoding="utf-8")
+    (copy / ".gitgauge/tasks" / f"{task['id']}.tests.json").unlink()
+
+    rows, warnings = export_rows(copy)
+    assert len(rows) == DEMO_TASKS and warnings == ""
+    by_id = {r["instance_id"].removeprefix("local__exit-code-"): r for r in rows}
+    assert by_id[task["id"]]["FAIL_TO_PASS"] == by_id[task["id"]]["PASS_TO_PASS"] == "[]"
+    others = [r for key, r in by_id.items() if key != task["id"]]
+    assert all(json.loads(r["FAIL_TO_PASS"]) and json.loads(r["PASS_TO_PASS"]) for r in others)
+
+
+def test_a_task_whose_pass_to_pass_names_are_lost_is_skipped(repo: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "lost"
+    shutil.copytree(repo, copy, symlinks=True)
+    missing, corrupt, kept = (load_task(path)["id"] for path in task_files(copy))
+    (copy / ".gitgauge/tasks" / f"{missing}.tests.json").unlink()
+    (copy / ".gitgauge/tasks" / f"{corrupt}.tests.json").write_text('{"passToPass": [1, ')
+
+    rows, warnings = export_rows(copy)
+    assert [r["instance_id"] for r in rows] == [f"local__lost-{kept}"]
+    for task_id, state in ((missing, "is missing"), (corrupt, "cannot be read")):
+        assert (
+            f"skipping task {task_id}: .gitgauge/tasks/{task_id}.tests.json, its PASS_TO_PASS "
+            f"test names, {state}; to get it back delete .gitgauge/tasks/{task_id}.yaml and run "
+            "`gitgauge mine --force`"
+        ) in warnings
+    # Harbor judges by exit code and needs no names: every task is exported.
+    harbor = run_gitgauge("export", "--format", "harbor", "--out", str(tmp_path / "h"), cwd=copy)
+    assert harbor.returncode == 0, harbor.stderr
+    assert len(list((tmp_path / "h").iterdir())) == DEMO_TASKS
+
+
+def test_names_no_file_matches_are_kept_as_reported(repo: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "other-runner"
+    shutil.copytree(repo, copy, symlinks=True)
+    task_file = task_files(copy)[0]
+    task = load_task(task_file)
+    # A name as a JUnit runner of another language writes it: no file at the fix is its module.
+    foreign = "com.example.SlugTest::keepsDigits"
+    task["failToPass"] = [*task["failToPass"], foreign]
+    task_file.write_text(yaml.safe_dump(task), encoding="utf-8")
+
+    rows, warnings = export_rows(copy)
+    row = next(r for r in rows if r["instance_id"].endswith(task["id"]))
+    assert json.loads(row["FAIL_TO_PASS"]) == [
+        *DEMO_FAIL_TO_PASS[task["subject"]],
+        foreign,
+    ]
+    total = len(task["failToPass"]) + task["passToPass"]
+    assert (
+        f"task {task['id']}: 1 of {total} test names are exported as the JUnit report names them "
+        f"(classname::name), not as pytest node ids: no one file at the fix matches their "
+        f"classname ({foreign})"
+    ) in warnings
 
 
 # -- Harbor ---------------------------------------------------------------------------------------
@@ -243,7 +508,7 @@ def test_a_task_whose_commits_are_gone_is_skipped_with_a_warning(
 ) -> None:
     copy = tmp_path / "copy"
     shutil.copytree(repo, copy, symlinks=True)
-    task_file = sorted((copy / ".gitgauge/tasks").iterdir())[0]
+    task_file = task_files(copy)[0]
     task = yaml.safe_load(task_file.read_text())
     gone = "deadbeef" * 5
     task_file.write_text(task_file.read_text().replace(task["fix"], gone), encoding="utf-8")
@@ -258,7 +523,7 @@ def test_non_utf8_text_is_skipped_for_swebench_and_kept_for_harbor(
 ) -> None:
     copy = tmp_path / "latin1"
     shutil.copytree(repo, copy, symlinks=True)
-    task_file = sorted((copy / ".gitgauge/tasks").iterdir())[0]
+    task_file = task_files(copy)[0]
     task = yaml.safe_load(task_file.read_text())
     # A fix commit whose test file is Latin-1 text, on top of the task's base.
     git(copy, "checkout", "-q", "--detach", task["fix"])
@@ -282,7 +547,7 @@ def test_non_utf8_text_is_skipped_for_swebench_and_kept_for_harbor(
 def test_binary_test_fixtures_travel_as_git_binary_patches(repo: Path, tmp_path: Path) -> None:
     copy = tmp_path / "binary"
     shutil.copytree(repo, copy, symlinks=True)
-    task_file = sorted((copy / ".gitgauge/tasks").iterdir())[0]
+    task_file = task_files(copy)[0]
     task = yaml.safe_load(task_file.read_text())
     git(copy, "checkout", "-q", "--detach", task["fix"])
     fixture = bytes(range(256)) * 4  # NUL bytes and every other byte value

@@ -68,7 +68,7 @@ def export(
         assert out is not None
         config = load_repo_config(repo.root)
         folders = write_harbor_tasks(
-            tasks, repo, config, out=out, image=image or DEFAULT_IMAGE, force=force
+            tasks, repo, config, out=out, image=image or DEFAULT_IMAGE, force=force, warn=warn
         )
         say(f"wrote {len(folders)} Harbor tasks to {out}")
 

@@ -14,6 +14,13 @@
 Files travel as files (binary fixtures and non-UTF-8 text included), never as patches, so the
 scripts need neither git nor a clean checkout. The folder is built beside `--out` and renamed
 into place: an interrupted export leaves no half-written folder.
+
+The reward is testCommand's exit code for every task, per-test ones included: it needs nothing in
+the image but what testCommand needs, whatever the test runner. For a task mined with per-test
+verdicts it is stricter than gitgauge's "resolved" (every FAIL_TO_PASS test passes): 1 only when
+no test fails at all. So a per-test task with tests that fail at the fix too (`failingBoth`) would
+give the reference solution 0: it is skipped, with a warning (its SWE-bench export grades by test
+names and keeps it).
 """
 
 from __future__ import annotations
@@ -28,7 +35,14 @@ from pathlib import Path
 from gitgauge.core.git import Repository
 from gitgauge.core.records import RepoConfig, Task
 from gitgauge.core.worktree import lay_files
-from gitgauge.reporting.export import fix_changes, repository_name
+from gitgauge.reporting.export import (
+    ExportError,
+    Warn,
+    few_names,
+    fix_changes,
+    repository_name,
+    tree_paths,
+)
 
 DEFAULT_IMAGE = "python:3.12-slim"
 REWARD_FILE = "/logs/verifier/reward.txt"
@@ -50,8 +64,11 @@ def write_harbor_tasks(
     out: Path,
     image: str = DEFAULT_IMAGE,
     force: bool = False,
+    warn: Warn,
 ) -> list[Path]:
-    """Write one folder per task under `out` (replaced as a whole with `force`)."""
+    """Write one folder per task under `out` (replaced as a whole with `force`); tasks an
+    exit-code reward cannot judge are skipped with a warning (`harbor_exportable`)."""
+    tasks = harbor_exportable(tasks, warn=warn)
     out = out.absolute()
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".gitgauge-export-", dir=out.parent))
@@ -69,6 +86,30 @@ def write_harbor_tasks(
     return [out / folder.name for folder in folders]
 
 
+def harbor_exportable(tasks: Sequence[Task], *, warn: Warn) -> list[Task]:
+    """The tasks whose reference solution test.sh rewards with 1: not those with tests that fail
+    at the fix too (the suite's exit code is not 0 there). Flaky tests only get a warning."""
+    kept: list[Task] = []
+    for task in tasks:
+        if task.failingBoth:
+            warn(
+                f"skipping task {task.id}: tests fail at the fix too "
+                f"({few_names(task.failingBoth)}), so test.sh, which rewards testCommand's exit "
+                f"code, would give the reference solution 0 (--format swebench grades by test "
+                f"names and exports it)"
+            )
+            continue
+        if task.flaky:
+            warn(
+                f"task {task.id}: flaky tests ({few_names(task.flaky)}) may change test.sh's "
+                f"reward from one run to the next"
+            )
+        kept.append(task)
+    if not kept:
+        raise ExportError("no task could be exported (see the warnings above)")
+    return kept
+
+
 def _write_task(task: Task, repo: Repository, config: RepoConfig, folder: Path, image: str) -> Path:
     changes = fix_changes(repo, task)
     folder.mkdir(parents=True)
@@ -76,8 +117,7 @@ def _write_task(task: Task, repo: Repository, config: RepoConfig, folder: Path, 
     (folder / "task.toml").write_text(_task_toml(task, repo, config), encoding="utf-8")
 
     environment = folder / "environment"
-    tree = repo.git("ls-tree", "-r", "-z", "--name-only", task.base).split("\0")
-    lay_files(repo, task.base, [path for path in tree if path], environment / "repo")
+    lay_files(repo, task.base, tree_paths(repo, task.base), environment / "repo")
     (environment / "repo").mkdir(parents=True, exist_ok=True)
     (environment / "Dockerfile").write_text(_dockerfile(task, image), encoding="utf-8")
 
