@@ -29,6 +29,21 @@ from conftest import GITGAUGE, GitRepo, run_gitgauge
 from mine_helpers import add_then_fix, isolated, new_repo, wait_until_gone
 
 import gitgauge
+from gitgauge.core import fingerprint
+from gitgauge.core.config import load_repo_config
+from gitgauge.core.git import Repository
+from gitgauge.core.store import Store
+from gitgauge.running.executors.shipped import (
+    NodePairRequest,
+    fix_files,
+    harness_changes,
+    node_root,
+    pack_history,
+    remove_node_run,
+    run_on_node,
+    ship_harness,
+)
+from gitgauge.running.run import plan_run
 
 HEAD_IP = "127.0.0.2"
 SECOND_IP = "127.0.0.3"
@@ -367,6 +382,88 @@ def test_a_worker_finds_no_trace_of_the_fix_gets_only_the_named_environment_and_
     assert written and not [data for data in written if SECRET.encode() in data]
     assert SECRET not in result.stdout + result.stderr
     assert cluster.leftovers() == []
+
+
+def test_a_node_lays_the_shipped_harness_never_the_drivers_files_nor_its_credentials(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The node side of a pair (`shipped.run_on_node`, in this process: no cluster needed), with
+    the config's sources deleted after they were shipped, as on a node that never had them."""
+    configs = tmp_path / "configs"
+    (configs / "claude-home" / "skills" / "empty").mkdir(parents=True)
+    (configs / "claude-home" / "skills" / "fixing.md").write_text("use the notes\n")
+    (configs / "claude-home" / ".credentials.json").write_text(f'{{"token": "{SECRET}"}}')
+    (configs / "notes.md").write_text("the notes say: add means +\n")
+    (configs / "tools").mkdir()
+    (configs / "tools" / "hint.sh").write_text("echo hint\n")
+    (configs / "tools" / "hint.sh").chmod(0o755)
+    # What the agent saw goes into a file of its workspace: the patch comes back with the logs.
+    command = (
+        '{ cat NOTES.md; ls -A "$CLAUDE_CONFIG_DIR"; ls -A "$CLAUDE_CONFIG_DIR/skills"; '
+        'cat "$CLAUDE_CONFIG_DIR/skills/fixing.md"; ./tools/hint.sh; '
+        '[ "$GG_TOLD" = "$GG_EXPECTED" ] && echo env-arrived; } > seen.txt'
+    )
+    config = {
+        "name": "harnessed",
+        "adapter": "script",
+        "command": command,
+        "files": {"NOTES.md": "notes.md", "tools": "tools", "README.md": None},
+        "configDir": "claude-home",
+        "env": {"GG_TOLD": "${GG_SOURCE}", "GG_EXPECTED": SECRET},
+    }
+    (configs / "harnessed.yaml").write_text(json.dumps(config), encoding="utf-8")
+    monkeypatch.setenv("GG_SOURCE", SECRET)
+    warnings: list[str] = []
+    git_repo = Repository(repo.root)
+    store = Store(repo.root)
+    plan = plan_run(
+        git_repo, store, [configs / "harnessed.yaml"], task_id=None, warn=warnings.append
+    )
+    (planned,) = plan.configs
+    task = plan.tasks[0]
+    shipped = ship_harness(planned.harness)
+    # The driver ships what the run recorded, and refuses a source changed since.
+    record, _ = fingerprint.build(planned.config, planned.harness.sources)
+    assert harness_changes(shipped, record) == []
+    (configs / "notes.md").write_text("changed after the run started\n")
+    assert harness_changes(ship_harness(planned.harness), record) == ["files: NOTES.md"]
+    shutil.rmtree(configs)  # a node has none of the driver's files
+    monkeypatch.delenv("GG_SOURCE")
+    request = NodePairRequest(
+        run_id=f"inproc-{tmp_path.name}",
+        planned=planned,
+        task=task,
+        attempt=1,
+        config=load_repo_config(repo.root),
+        fix=fix_files(git_repo, task, with_source=False),
+    )
+    try:
+        outcome = run_on_node(
+            request, lambda: pack_history(git_repo, task.base), shipped, node="here"
+        )
+        left = [p.read_bytes() for p in node_root(request.run_id).rglob("*") if p.is_file()]
+    finally:
+        remove_node_run(request.run_id)
+    assert outcome.result.status == "unresolved", outcome.result
+    patch = outcome.logs["agent.patch"].decode()
+    seen = [line[1:] for line in patch.splitlines() if line.startswith("+") and "+++" not in line]
+    assert seen == [
+        "the notes say: add means +",
+        # The agent's copy of the configDir: its folders (the empty one too), no credentials
+        # file (the driver's stayed home; this node has no claude login of its own).
+        "skills",
+        "empty",
+        "fixing.md",
+        "use the notes",
+        "hint",  # tools/ laid with its executable bit
+        "env-arrived",
+    ]
+    assert shipped.config_dir is not None
+    assert ".credentials.json" not in shipped.config_dir.files
+    # The overlays are taken out again: the diff holds the agent's work only.
+    assert "NOTES.md" not in patch and "tools/hint.sh" not in patch and "README.md" not in patch
+    assert not [data for data in left if SECRET.encode() in data]
+    assert SECRET.encode() not in b"".join(outcome.logs.values())
 
 
 def test_ctrl_c_cancels_the_pairs_and_leaves_nothing_on_the_nodes(

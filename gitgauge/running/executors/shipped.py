@@ -2,9 +2,11 @@
 
 Travels to a node: the history up to the task's `base` as one git pack of exactly the objects
 reachable from `base` (never the fix), the fix's test files, and for adapters that read the fix
-(`gold`) the fix's own changes; the configs. The node turns the pack into a bare history copy once
-(later pairs of the task on that node reuse it) and runs the same `_Pair.run` as a local run, on a
-`ShippedRepository` that answers the fix's files from what was shipped. Comes back: the
+(`gold`) the fix's own changes; the configs, and each config's harness sources by value (the
+`files` overlays and the `configDir`, never a credentials file), once per config. The node turns
+the pack into a bare history copy once (later pairs of the task on that node reuse it), lays the
+harness sources out in the pair's own directory, and runs the same `_Pair.run` as a local run, on
+a `ShippedRepository` that answers the fix's files from what was shipped. Comes back: the
 `RunResult` and the pair's log files.
 
 Nothing here imports `ray`: the Ray glue (`ray.py`) calls `run_on_node`, and tests can too.
@@ -12,7 +14,9 @@ Nothing here imports `ray`: the Ray glue (`ray.py`) calls `run_on_node`, and tes
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
+import hashlib
 import os
 import shutil
 import socket
@@ -22,14 +26,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from gitgauge import __version__
 from gitgauge.core import process
 from gitgauge.core.errors import GitError, GitGaugeError
+from gitgauge.core.fingerprint import CREDENTIALS_FILE, HarnessRecord, HarnessSources
 from gitgauge.core.git import NO_HOOKS, Blob, ChangedPath, Repository
 from gitgauge.core.records import RepoConfig, RunResult, Task, WorktreeSettings
 from gitgauge.core.store import Store
+from gitgauge.running.harness import Harness
 
 NODE_PREFIX = "gitgauge-ray-"
 """Everything a run leaves on a node lives in `<node temp>/gitgauge-ray-<run id>/`."""
@@ -74,6 +80,128 @@ def pack_history(repo: Repository, base: str) -> bytes:
             raise GitError(f"could not pack the history up to {base[:12]}: {result.stderr_tail}")
         (pack,) = Path(folder).glob("pack-*.pack")
         return pack.read_bytes()
+
+
+@dataclass(frozen=True)
+class ShippedSource:
+    """One local source of a harness, by value: a file, or a folder's files and folders."""
+
+    is_dir: bool
+    files: dict[str, tuple[bytes, int]]
+    """Relative path ("" for a file source) -> (content, permission bits)."""
+    dirs: tuple[str, ...] = ()
+    """A folder source's sub-folders (empty ones too, as a copy of the folder has them)."""
+
+
+@dataclass(frozen=True)
+class ShippedHarness:
+    """A config's `files` sources and `configDir` as they were read on the driver: a node has
+    none of the driver's paths. A config directory's credentials file stays behind (the node's
+    own claude login is used, as `harness.agent_config_dir` does when a copy has none); the
+    `env` values are not here (they travel in memory with the config, and are never written)."""
+
+    files: dict[str, ShippedSource | None]
+    """Workspace path -> its source (None: the config removes the path)."""
+    config_dir: ShippedSource | None
+
+    def digests(self) -> tuple[dict[str, str | None], dict[str, str] | None]:
+        """sha256 per overlaid workspace path and per configDir file, keyed as the run's
+        `HarnessRecord` keys them."""
+        files: dict[str, str | None] = {}
+        for destination, source in self.files.items():
+            if source is None:
+                files[destination] = None
+                continue
+            for relative, (data, _) in source.files.items():
+                target = str(PurePosixPath(destination, relative)) if relative else destination
+                files[target] = hashlib.sha256(data).hexdigest()
+        if self.config_dir is None:
+            return files, None
+        config = {
+            relative: hashlib.sha256(data).hexdigest()
+            for relative, (data, _) in self.config_dir.files.items()
+        }
+        return files, config
+
+
+def ship_harness(harness: Harness) -> ShippedHarness:
+    """Read the harness's sources (symlinks followed: they are copied as content locally too)."""
+    files = {
+        destination: None if local is None else _read_source(local, skip_credentials=False)
+        for destination, local in harness.sources.files.items()
+    }
+    folder = harness.sources.config_dir
+    config_dir = None if folder is None else _read_source(folder, skip_credentials=True)
+    return ShippedHarness(files=files, config_dir=config_dir)
+
+
+def harness_changes(shipped: ShippedHarness, record: HarnessRecord) -> list[str]:
+    """What of the shipped sources differs from what the run recorded (empty: nothing)."""
+    files, config_dir = shipped.digests()
+    recorded_files = {k: v.sha256 if v else None for k, v in record.files.items()}
+    changed = sorted(
+        path
+        for path in set(files) | set(recorded_files)
+        if files.get(path, "") != recorded_files.get(path, "")
+    )
+    found = [f"files: {path}" for path in changed]
+    recorded_dir = (
+        None if record.configDir is None else {k: v.sha256 for k, v in record.configDir.items()}
+    )
+    if config_dir != recorded_dir:
+        found.append("configDir")
+    return found
+
+
+def _read_source(path: Path, *, skip_credentials: bool) -> ShippedSource:
+    if not path.is_dir():
+        return ShippedSource(is_dir=False, files={"": _read_file(path)})
+    files: dict[str, tuple[bytes, int]] = {}
+    dirs: list[str] = []
+    for folder, subdirs, names in os.walk(path, followlinks=True):
+        subdirs.sort()
+        here = Path(folder)
+        if here != path:
+            dirs.append(here.relative_to(path).as_posix())
+        for name in sorted(names):
+            if skip_credentials and name == CREDENTIALS_FILE:
+                continue
+            files[(here / name).relative_to(path).as_posix()] = _read_file(here / name)
+    return ShippedSource(is_dir=True, files=files, dirs=tuple(dirs))
+
+
+def _read_file(path: Path) -> tuple[bytes, int]:
+    return path.read_bytes(), path.stat().st_mode & 0o777
+
+
+def materialize_harness(shipped: ShippedHarness, harness: Harness, folder: Path) -> Harness:
+    """`harness` with its sources laid out under `folder` (the pair's node directory), from
+    what was shipped: overlays and configDir then work as on the driver."""
+    files: dict[str, Path | None] = {}
+    for index, (destination, source) in enumerate(sorted(shipped.files.items())):
+        files[destination] = None if source is None else _write_source(source, folder / str(index))
+    config_dir = None
+    if shipped.config_dir is not None:
+        config_dir = _write_source(shipped.config_dir, folder / "configDir")
+    return dataclasses.replace(harness, sources=HarnessSources(files, config_dir))
+
+
+def _write_source(source: ShippedSource, target: Path) -> Path:
+    if not source.is_dir:
+        data, mode = source.files[""]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        target.chmod(mode)
+        return target
+    target.mkdir(parents=True)
+    for relative in source.dirs:
+        (target / relative).mkdir(parents=True, exist_ok=True)
+    for relative, (data, mode) in source.files.items():
+        path = target / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        path.chmod(mode)
+    return target
 
 
 class ShippedRepository(Repository):
@@ -174,10 +302,14 @@ def remove_node_run(run_id: str) -> bool:
 
 
 def run_on_node(
-    request: NodePairRequest, load_pack: Callable[[], bytes], *, node: str
+    request: NodePairRequest,
+    load_pack: Callable[[], bytes],
+    harness: ShippedHarness,
+    *,
+    node: str,
 ) -> NodePairOutcome:
-    """Run one pair here with `_Pair.run`, exactly as a local run does; `node` names this node
-    in messages."""
+    """Run one pair here with `_Pair.run`, exactly as a local run does, with the config's
+    harness laid out from `harness` (what the driver read); `node` names this node in messages."""
     from gitgauge.running.run import PlannedConfig, _Pair
     from gitgauge.running.workspace import TaskWorkspaces
 
@@ -196,6 +328,9 @@ def run_on_node(
     log_dir = store.log_dir(request.run_id, planned.config.name, task.id, request.attempt)
     previous_temp = tempfile.tempdir
     try:
+        # The driver's paths do not exist here: the harness is laid out from what it sent.
+        laid_out = materialize_harness(harness, planned.harness, pair_root / "harness")
+        planned = dataclasses.replace(planned, harness=laid_out)
         # Workspaces go under the run's node directory, so removing it after an interrupt or a
         # killed worker leaves nothing behind.
         tempfile.tempdir = str(root / "tmp")
