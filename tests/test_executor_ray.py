@@ -44,6 +44,7 @@ from gitgauge.running.executors.shipped import (
     ship_harness,
 )
 from gitgauge.running.run import plan_run
+from gitgauge.running.sandbox import probe
 
 HEAD_IP = "127.0.0.2"
 SECOND_IP = "127.0.0.3"
@@ -276,7 +277,15 @@ def report_table(output: str) -> str:
     return "\n".join(re.sub(r"\d+\.\ds \[[^]]*\]", "T", line) for line in lines)
 
 
-SAME = ("status", "errorKind", "diffFiles", "diffInsertions", "diffDeletions", "regressed")
+SAME = (
+    "status",
+    "errorKind",
+    "diffFiles",
+    "diffInsertions",
+    "diffDeletions",
+    "regressed",
+    "sandbox",  # auto: here and on the nodes (this machine), bwrap where it works
+)
 
 
 def test_gold_noop_script_give_the_same_results_as_a_local_run(
@@ -306,6 +315,9 @@ def test_gold_noop_script_give_the_same_results_as_a_local_run(
         "unresolved",
     }
     assert report_table(remote.stdout) == report_table(local.stdout)
+    # The nodes decided their sandbox themselves: the manifest keeps the mode asked for.
+    manifest = json.loads((remote_run / "run.json").read_text(encoding="utf-8"))
+    assert (manifest["sandbox"], manifest["sandboxNetwork"]) == ("auto", True)
     # The logs came home, pair by pair; each node copied a task's history at most once.
     copies: dict[tuple[str, str], int] = {}
     for config, task, _ in remote_results:
@@ -363,7 +375,9 @@ def test_a_worker_finds_no_trace_of_the_fix_gets_only_the_named_environment_and_
         os.environ, GG_SECRET=SECRET, GG_OTHER="not-for-workers", GITGAUGE_CLAUDE_BIN=str(claude)
     )
     configs = ["-c", str(agent), "-c", str(claude_agent)]
-    result = run_gitgauge("run", *configs, *ray_flags(cluster), cwd=repo.root, env=env)
+    # Unsandboxed: the agent searches the whole node (a sandbox would hide it all) and reports.
+    unboxed = ["--sandbox", "none"]
+    result = run_gitgauge("run", *configs, *unboxed, *ray_flags(cluster), cwd=repo.root, env=env)
     assert result.returncode == 0, result.stderr
     run = run_dir(repo, result.stdout)
     found = results(run)
@@ -445,6 +459,8 @@ def test_a_node_lays_the_shipped_harness_never_the_drivers_files_nor_its_credent
     finally:
         remove_node_run(request.run_id)
     assert outcome.result.status == "unresolved", outcome.result
+    # The node's own sandbox (auto: bwrap where it works here), the harness laid in all the same.
+    assert outcome.result.sandbox == ("bwrap" if probe(os.environ, network=True)[0] else "none")
     patch = outcome.logs["agent.patch"].decode()
     seen = [line[1:] for line in patch.splitlines() if line.startswith("+") and "+++" not in line]
     assert seen == [
@@ -466,6 +482,56 @@ def test_a_node_lays_the_shipped_harness_never_the_drivers_files_nor_its_credent
     assert SECRET.encode() not in b"".join(outcome.logs.values())
 
 
+def test_a_node_without_bwrap_runs_unsandboxed_under_auto_and_errs_under_bwrap(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """Each node decides its sandbox (`shipped.run_on_node` in this process, whose bwrap is
+    made to be missing through `run.ray.env`, as on a node without bubblewrap)."""
+    git_repo = Repository(repo.root)
+    plan = plan_run(
+        git_repo,
+        Store(repo.root),
+        [write_agent(tmp_path, "noop", "noop")],
+        task_id=None,
+        warn=print,
+    )
+    (planned,) = plan.configs
+    task = plan.tasks[0]
+    config = load_repo_config(repo.root)
+    run_id = f"inproc-{tmp_path.name}"
+    outcomes = {}
+    try:
+        for mode in ("auto", "bwrap"):
+            request = NodePairRequest(
+                run_id=run_id,
+                planned=planned,
+                task=task,
+                attempt=1,
+                config=config.model_copy(
+                    update={"run": config.run.model_copy(update={"sandbox": mode})}
+                ),
+                fix=fix_files(git_repo, task, with_source=False),
+                env={"GITGAUGE_BWRAP": str(tmp_path / "no-bwrap-here")},
+            )
+            outcomes[mode] = run_on_node(
+                request,
+                lambda: pack_history(git_repo, task.base),
+                ship_harness(planned.harness),
+                node="10.1.2.3",
+            )
+    finally:
+        remove_node_run(run_id)
+    auto = outcomes["auto"]
+    assert (auto.result.status, auto.result.sandbox) == ("unresolved", "none"), auto.result
+    (warning,) = auto.warnings
+    assert warning.startswith("agents run without a sandbox: bubblewrap is not installed")
+    strict = outcomes["bwrap"].result
+    assert (strict.status, strict.errorKind, strict.sandbox) == ("error", "internal", None)
+    assert str(strict.errorMessage).startswith(
+        "on node 10.1.2.3: run.sandbox is bwrap, but bubblewrap is not installed"
+    ), strict.errorMessage
+
+
 def test_ctrl_c_cancels_the_pairs_and_leaves_nothing_on_the_nodes(
     cluster: Cluster, repo: GitRepo, tmp_path: Path
 ) -> None:
@@ -475,7 +541,8 @@ def test_ctrl_c_cancels_the_pairs_and_leaves_nothing_on_the_nodes(
         tmp_path, "sleeper", "script", f'echo $$ > {marks}/"$GITGAUGE_TASK_ID"; exec sleep 120'
     )
     child = subprocess.Popen(
-        [*GITGAUGE, "run", "-c", str(agent), *ray_flags(cluster)],
+        # Unsandboxed: the agents write their pids into the test's directory.
+        [*GITGAUGE, "run", "-c", str(agent), "--sandbox", "none", *ray_flags(cluster)],
         cwd=repo.root,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -536,7 +603,8 @@ def test_a_node_dying_mid_run_retries_its_pairs_or_records_executor_lost(
         "sleep 2; echo ok >> README.md",
     )
     child = subprocess.Popen(
-        [*GITGAUGE, "run", "-c", str(agent), "--repeat", "2", *ray_flags(cluster)],
+        [*GITGAUGE, "run", "-c", str(agent), "--repeat", "2", "--sandbox", "none"]
+        + ray_flags(cluster),
         cwd=repo.root,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -561,7 +629,10 @@ def test_a_node_dying_mid_run_retries_its_pairs_or_records_executor_lost(
     assert len(first) == 4, "every pair has a result"
     assert {record["errorKind"] for record in first.values()} <= {None, "executor-lost"}
     resumed = run_gitgauge(
-        "run", "--resume", run.name, "--retry-errors", *ray_flags(cluster), cwd=repo.root
+        "run",
+        *("--resume", run.name, "--retry-errors", "--sandbox", "none"),
+        *ray_flags(cluster),
+        cwd=repo.root,
     )
     assert resumed.returncode == 0, resumed.stderr
     final = results(run)

@@ -4,10 +4,11 @@ Travels to a node: the history up to the task's `base` as one git pack of exactl
 reachable from `base` (never the fix), the fix's test files, and for adapters that read the fix
 (`gold`) the fix's own changes; the configs, and each config's harness sources by value (the
 `files` overlays and the `configDir`, never a credentials file), once per config. The node turns
-the pack into a bare history copy once (later pairs of the task on that node reuse it), lays the
-harness sources out in the pair's own directory, and runs the same `_Pair.run` as a local run, on
-a `ShippedRepository` that answers the fix's files from what was shipped. Comes back: the
-`RunResult` and the pair's log files.
+the pack into a bare history copy once (later pairs of the task on that node reuse it; each pair
+works in an overlay repository of its own), lays the harness sources out in the pair's own
+directory, makes its own sandbox from `run.sandbox` (its bwrap, its paths), and runs the same
+`_Pair.run` as a local run, on a `ShippedRepository` that answers the fix's files from what was
+shipped. Comes back: the `RunResult` and the pair's log files.
 
 Nothing here imports `ray`: the Ray glue (`ray.py`) calls `run_on_node`, and tests can too.
 """
@@ -33,9 +34,13 @@ from gitgauge.core import process
 from gitgauge.core.errors import GitError, GitGaugeError
 from gitgauge.core.fingerprint import CREDENTIALS_FILE, HarnessRecord, HarnessSources
 from gitgauge.core.git import NO_HOOKS, Blob, ChangedPath, Repository
+from gitgauge.core.history import HistoryCopy
 from gitgauge.core.records import RepoConfig, RunResult, Task, WorktreeSettings
 from gitgauge.core.store import Store
+from gitgauge.running.adapters.base import Adapter
 from gitgauge.running.harness import Harness
+from gitgauge.running.sandbox import Sandbox
+from gitgauge.running.sandbox import prepare as prepare_sandbox
 
 NODE_PREFIX = "gitgauge-ray-"
 """Everything a run leaves on a node lives in `<node temp>/gitgauge-ray-<run id>/`."""
@@ -235,20 +240,6 @@ class ShippedRepository(Repository):
     def checkout_state(self) -> str:
         return ""
 
-    # Several Ray workers of one node share a history copy: worktree administration takes turns
-    # across processes (the in-process lock of `core.worktree` only covers threads).
-    def worktree_add(self, path: Path, commit: str) -> None:
-        with _flock(self.root.with_suffix(".lock")):
-            super().worktree_add(path, commit)
-
-    def worktree_remove(self, path: Path) -> None:
-        with _flock(self.root.with_suffix(".lock")):
-            super().worktree_remove(path)
-
-    def worktree_prune(self) -> None:
-        with _flock(self.root.with_suffix(".lock")):
-            super().worktree_prune()
-
 
 @dataclass(frozen=True)
 class NodePairRequest:
@@ -342,6 +333,7 @@ def run_on_node(
                         "the same version on the cluster"
                     )
                 planned.adapter.check()
+                sandbox = node_sandbox(config, planned.source, planned.adapter, warnings.append)
             except GitGaugeError as error:
                 log_dir.mkdir(parents=True, exist_ok=True)
                 now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
@@ -357,9 +349,14 @@ def run_on_node(
                     finishedAt=now,
                 )
             else:
-                pair = _Pair(repo, config, store, request.run_id, warnings.append)
+                pair = _Pair(repo, config, store, request.run_id, warnings.append, sandbox=sandbox)
                 with TaskWorkspaces(
-                    repo, task.base, history="full", link=[], warn=warnings.append
+                    repo,
+                    task.base,
+                    history="isolated",
+                    link=[],
+                    warn=warnings.append,
+                    copy=HistoryCopy(copy, task.base),
                 ) as prepared:
                     result = pair.run(planned, task, prepared, attempt=request.attempt, slot=slot)
         logs = {
@@ -372,6 +369,29 @@ def run_on_node(
         shutil.rmtree(pair_root, ignore_errors=True)
     return NodePairOutcome(
         result=result, logs=logs, warnings=warnings, node=node, history_copied=copied
+    )
+
+
+def node_sandbox(
+    config: RepoConfig, source: str, adapter: Adapter, warn: Callable[[str], None]
+) -> Sandbox | None:
+    """This node's sandbox for a pair, from the run's `run.sandbox`: its own bwrap, its own
+    paths (the agent's binary, the testCommand's programs, its $HOME); nothing of the user's
+    repository is here to hide, but the node's temporary directory, with every history copy and
+    workspace of the run, is. `auto` without a working bwrap: None and a warning;
+    `bwrap`: a `SandboxError` (the pair's error)."""
+    env = process.clean_env()
+    return prepare_sandbox(
+        config.run.sandbox,
+        network=config.run.sandbox_network,
+        repo_root=None,
+        link=[],
+        exposures=[(source, adapter.sandbox_exposure(env))],
+        test_command=config.testCommand,
+        home_writable=config.run.sandbox_home_writable,
+        env=env,
+        warn=warn,
+        temp_root=Path(_system_temp()).resolve(),
     )
 
 
