@@ -288,36 +288,130 @@ SAME = (
 )
 
 
-def test_gold_noop_script_give_the_same_results_as_a_local_run(
+NOTES_SH = """\
+# The harness's overlay: how to fix each task (the agent reads it from its workspace).
+if grep -q 'a - b' src/calc.py 2>/dev/null; then
+    printf 'def add(a, b):\\n    return a + b\\n' > src/calc.py
+fi
+if grep -q 'return text$' src/shout.py 2>/dev/null; then
+    printf 'def shout(text):\\n    return text.upper()\\n' > src/shout.py
+fi
+if grep -q '^<<<<<<<' greeting.txt 2>/dev/null; then
+    printf 'Good day, WORLD\\n' > greeting.txt
+    git add greeting.txt
+fi
+"""
+
+HARNESSED_AGENT = """\
+# Checks where it runs and what it was given; any failed check is an error result.
+set -e
+if [ {boxed} = yes ]; then
+    test "$(cat /proc/1/comm)" = bwrap  # PID 1 of its own namespace: inside bubblewrap
+    test ! -e {repo}/gitgauge.yaml      # the user's repository is not there
+fi
+if git cat-file -e {merge} 2>/dev/null; then exit 4; fi  # nor the recorded merge
+grep -qx 'apply the notes' "$CLAUDE_CONFIG_DIR/skills/fixing.md"
+test "$(printf %s "$GG_TOLD" | sha256sum | cut -c1-64)" = {told}
+. ./NOTES.sh
+"""
+
+
+def add_merge(repo: GitRepo) -> str:
+    """A merge whose re-merge conflicts in greeting.txt, resolved by hand; returns its sha."""
+    repo.commit("Add greeting", files={"greeting.txt": "hello world\n"})
+    repo.git("checkout", "-q", "-b", "formal")
+    repo.commit("Greet formally", files={"greeting.txt": "Good day, world\n"})
+    repo.git("checkout", "-q", "main")
+    repo.commit("Greet loudly", files={"greeting.txt": "HELLO WORLD\n"})
+    repo.git("merge", "--no-ff", "-q", "-m", "Merge branch 'formal'", "formal", check=False)
+    repo.write("greeting.txt", "Good day, WORLD\n")
+    repo.git("add", "greeting.txt")
+    repo.git("commit", "-q", "--no-edit", "--no-verify")
+    return repo.git("rev-parse", "HEAD").strip()
+
+
+def test_fix_and_merge_tasks_with_baselines_and_a_harness_give_the_same_results_as_a_local_run(
     cluster: Cluster, repo: GitRepo, tmp_path: Path
 ) -> None:
+    merge = add_merge(repo)
+    mined_merge = run_gitgauge("mine", "--merges", cwd=repo.root)
+    assert mined_merge.returncode == 0, mined_merge.stderr
+    # A config with a harness: an overlay the agent reads, a configDir (with a login that must
+    # not travel), an env value that must not be written; the agent runs in bwrap where it can.
+    boxed = probe(os.environ, network=True)[0] is not None
+    if not boxed and os.environ.get("CI") == "true":
+        pytest.fail("the ray tests need a working bwrap in CI")
+    told = "told-by-the-config-5a1b"
+    (tmp_path / "notes.sh").write_text(NOTES_SH, encoding="utf-8")
+    (tmp_path / "claude-home" / "skills").mkdir(parents=True)
+    (tmp_path / "claude-home" / "skills" / "fixing.md").write_text("apply the notes\n")
+    (tmp_path / "claude-home" / ".credentials.json").write_text(f'{{"token": "{SECRET}"}}')
+    agent_sh = tmp_path / "agent.sh"
+    agent_sh.write_text(
+        HARNESSED_AGENT.format(
+            boxed="yes" if boxed else "no",
+            repo=repo.root,
+            merge=merge,
+            told=hashlib.sha256(told.encode()).hexdigest(),
+        ),
+        encoding="utf-8",
+    )
+    harnessed = {
+        "name": "harnessed",
+        "adapter": "script",
+        "command": f"sh {agent_sh}",
+        "files": {"NOTES.sh": "notes.sh"},
+        "configDir": "claude-home",
+        "env": {"GG_TOLD": "${GG_TOLD_HERE}"},
+    }
+    (tmp_path / "harnessed.yaml").write_text(json.dumps(harnessed), encoding="utf-8")
     configs = [
         write_agent(tmp_path, "gold", "gold"),
         write_agent(tmp_path, "noop", "noop"),
         write_agent(tmp_path, "script", "script", "echo '# touched' >> src/calc.py"),
+        tmp_path / "harnessed.yaml",
     ]
     flags = [arg for path in configs for arg in ("-c", str(path))]
+    env = dict(os.environ, GG_TOLD_HERE=told)
     before = repo.snapshot()
-    local = run_gitgauge("run", *flags, cwd=repo.root)
+    local = run_gitgauge("run", *flags, cwd=repo.root, env=env)
     assert local.returncode == 0, local.stderr
-    remote = run_gitgauge("run", *flags, *ray_flags(cluster), cwd=repo.root)
+    remote = run_gitgauge("run", *flags, *ray_flags(cluster), cwd=repo.root, env=env)
     assert remote.returncode == 0, remote.stderr
 
     local_results = results(run_dir(repo, local.stdout))
     remote_run = run_dir(repo, remote.stdout)
     remote_results = results(remote_run)
-    assert len(local_results) == 6
-    assert {key: [record[f] for f in SAME] for key, record in remote_results.items()} == {
-        key: [record[f] for f in SAME] for key, record in local_results.items()
+    assert len(local_results) == 12  # 4 configs x (2 fix tasks + 1 merge task)
+    same = (*SAME, "kind", "exact", "exactTree", "markerFiles", "outsideChanges")
+    assert {key: [record[f] for f in same] for key, record in remote_results.items()} == {
+        key: [record[f] for f in same] for key, record in local_results.items()
     }
-    assert {record["status"] for (config, _, _), record in remote_results.items()} >= {
-        "resolved",
-        "unresolved",
+    statuses: dict[tuple[str, object], set[object]] = {}
+    for (config, _, _), record in remote_results.items():
+        statuses.setdefault((config, record["kind"]), set()).add(record["status"])
+    # gold and the harnessed agent resolve every task, the merge exactly; noop none.
+    assert statuses == {
+        ("gold", "fix"): {"resolved"},
+        ("gold", "merge"): {"resolved"},
+        ("harnessed", "fix"): {"resolved"},
+        ("harnessed", "merge"): {"resolved"},
+        ("noop", "fix"): {"unresolved"},
+        ("noop", "merge"): {"unresolved"},
+        ("script", "fix"): {"unresolved"},
+        ("script", "merge"): {"unresolved"},
+    }, {key: (r["status"], r["errorMessage"]) for key, r in remote_results.items()}
+    exact = {r["config"]: r["exact"] for r in remote_results.values() if r["kind"] == "merge"}
+    assert exact == {"gold": True, "harnessed": True, "noop": False, "script": False}
+    assert {record["sandbox"] for record in remote_results.values()} == {
+        "bwrap" if boxed else "none"
     }
     assert report_table(remote.stdout) == report_table(local.stdout)
     # The nodes decided their sandbox themselves: the manifest keeps the mode asked for.
     manifest = json.loads((remote_run / "run.json").read_text(encoding="utf-8"))
     assert (manifest["sandbox"], manifest["sandboxNetwork"]) == ("auto", True)
+    written = [p.read_bytes() for p in remote_run.rglob("*") if p.is_file()]
+    assert not [data for data in written if told.encode() in data or SECRET.encode() in data]
     # The logs came home, pair by pair; each node copied a task's history at most once.
     copies: dict[tuple[str, str], int] = {}
     for config, task, _ in remote_results:
@@ -328,7 +422,7 @@ def test_gold_noop_script_give_the_same_results_as_a_local_run(
         assert node["node"] in cluster.temp
         copies[(node["node"], task)] = copies.get((node["node"], task), 0) + node["historyCopied"]
     assert set(copies.values()) <= {0, 1}
-    assert sum(copies.values()) >= 2  # two tasks: each copied on some node
+    assert sum(copies.values()) >= 3  # three tasks: each copied on some node
     assert cluster.leftovers() == []
     assert repo.snapshot() == before
 
@@ -453,7 +547,7 @@ def test_a_node_lays_the_shipped_harness_never_the_drivers_files_nor_its_credent
     )
     try:
         outcome = run_on_node(
-            request, lambda: pack_history(git_repo, task.base), shipped, node="here"
+            request, lambda: pack_history(git_repo, (task.base,)), shipped, node="here"
         )
         left = [p.read_bytes() for p in node_root(request.run_id).rglob("*") if p.is_file()]
     finally:
@@ -515,7 +609,7 @@ def test_a_node_without_bwrap_runs_unsandboxed_under_auto_and_errs_under_bwrap(
             )
             outcomes[mode] = run_on_node(
                 request,
-                lambda: pack_history(git_repo, task.base),
+                lambda: pack_history(git_repo, (task.base,)),
                 ship_harness(planned.harness),
                 node="10.1.2.3",
             )

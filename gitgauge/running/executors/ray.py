@@ -30,6 +30,7 @@ from gitgauge.running.executors.shipped import (
     ShippedHarness,
     fix_files,
     harness_changes,
+    history_tips,
     node_root,
     pack_history,
     probe_node,
@@ -131,7 +132,7 @@ class RayExecutor:
             if name not in os.environ:
                 pair.warn(f"run.ray.env: {name} is not set here; the workers do not get it")
         options = _task_options(self.settings.resources)
-        packs: dict[str, Any] = {}
+        packs: dict[tuple[str, ...], Any] = {}
         fixes: dict[tuple[str, bool], FixFiles] = {}
         harnesses: dict[str, Any] = {}
         for job in pending:
@@ -142,8 +143,9 @@ class RayExecutor:
         try:
             for job in pending:
                 task = job.task
-                if task.base not in packs:
-                    packs[task.base] = ray.put(pack_history(pair.repo, task.base))
+                tips = history_tips(task)
+                if tips not in packs:
+                    packs[tips] = ray.put(pack_history(pair.repo, tips))
                 reads_fix = job.planned.adapter.reads_fix
                 key = (task.id, reads_fix)
                 if key not in fixes:
@@ -160,7 +162,7 @@ class RayExecutor:
                 # The pack goes inside a list: Ray then does not fetch it to the node before
                 # the pair starts, and a node that already has the copy never fetches it.
                 ref = _run_pair.options(**options).remote(
-                    request, [packs[task.base]], harnesses[job.planned.config.name]
+                    request, [packs[tips]], harnesses[job.planned.config.name]
                 )
                 running[ref] = job
             if pending:

@@ -1,14 +1,16 @@
 """What a pair needs on a machine that does not have the user's repository, and how a node runs it.
 
 Travels to a node: the history up to the task's `base` as one git pack of exactly the objects
-reachable from `base` (never the fix), the fix's test files, and for adapters that read the fix
-(`gold`) the fix's own changes; the configs, and each config's harness sources by value (the
-`files` overlays and the `configDir`, never a credentials file), once per config. The node turns
-the pack into a bare history copy once (later pairs of the task on that node reuse it; each pair
-works in an overlay repository of its own), lays the harness sources out in the pair's own
-directory, makes its own sandbox from `run.sandbox` (its bwrap, its paths), and runs the same
-`_Pair.run` as a local run, on a `ShippedRepository` that answers the fix's files from what was
-shipped. Comes back: the `RunResult` and the pair's log files.
+reachable from `base` (never the fix; for a merge task, from `base` and `other`, never the
+recorded merge, whose tree listing travels instead, ids only, for grading), the fix's test
+files, and for adapters that read the fix (`gold`) the fix's own changes; the configs, and each
+config's harness sources by value (the `files` overlays and the `configDir`, never a
+credentials file), once per config. The node turns the pack into a bare history copy once
+(later pairs of the task on that node reuse it; each pair works in an overlay repository of its
+own), lays the harness sources out in the pair's own directory, makes its own sandbox from
+`run.sandbox` (its bwrap, its paths), and runs the same `_Pair.run` as a local run, on a
+`ShippedRepository` that answers the fix's files from what was shipped. Comes back: the
+`RunResult` and the pair's log files.
 
 Nothing here imports `ray`: the Ray glue (`ray.py`) calls `run_on_node`, and tests can too.
 """
@@ -57,12 +59,18 @@ class FixFiles:
     submodules: frozenset[str] = frozenset()
     changes: tuple[ChangedPath, ...] | None = None
     """base..fix changes, shipped only for adapters that read the fix (`gold`)."""
+    tree: str | None = None
+    """A merge task's recorded merge (its `fix`) as `git ls-tree -r -z` lists it: object ids
+    and paths, never contents, for grading by blob id (`exact`, `exactTree`)."""
 
 
 def fix_files(repo: Repository, task: Task, *, with_source: bool) -> FixFiles:
     paths = list(task.testFiles)
     changes: tuple[ChangedPath, ...] | None = None
     if with_source:
+        if task.kind == "merge":
+            # gold writes every conflicted file as the merge has it, changed from base or not.
+            paths += [path for path in task.conflictFiles if path not in paths]
         changes = tuple(repo.diff_names(task.base, task.fix))
         for change in changes:
             for path in (change.old_path, change.path):
@@ -70,19 +78,29 @@ def fix_files(repo: Repository, task: Task, *, with_source: bool) -> FixFiles:
                     paths.append(path)
     submodules = frozenset(path for path in paths if repo.is_submodule(task.fix, path))
     files = {path: repo.read_blob(task.fix, path) for path in paths if path not in submodules}
-    return FixFiles(fix=task.fix, files=files, submodules=submodules, changes=changes)
+    tree = repo.tree_listing(task.fix) if task.kind == "merge" else None
+    return FixFiles(fix=task.fix, files=files, submodules=submodules, changes=changes, tree=tree)
 
 
-def pack_history(repo: Repository, base: str) -> bytes:
-    """One git pack of exactly the objects reachable from `base`."""
+def history_tips(task: Task) -> tuple[str, ...]:
+    """The commits whose history a task's pairs need: its `base`, and a merge task's `other`
+    (never the recorded merge)."""
+    if task.kind == "merge" and task.other is not None:
+        return (task.base, task.other)
+    return (task.base,)
+
+
+def pack_history(repo: Repository, tips: tuple[str, ...]) -> bytes:
+    """One git pack of exactly the objects reachable from `tips` (a task's `history_tips`)."""
     with tempfile.TemporaryDirectory(prefix="gitgauge-pack-") as folder:
         result = process.run(
             ["git", "pack-objects", "--revs", "--quiet", str(Path(folder) / "pack")],
             cwd=repo.root,
-            stdin_text=f"{base}\n",
+            stdin_text="".join(f"{tip}\n" for tip in tips),
         )
         if not result.ok:
-            raise GitError(f"could not pack the history up to {base[:12]}: {result.stderr_tail}")
+            where = " and ".join(tip[:12] for tip in tips)
+            raise GitError(f"could not pack the history up to {where}: {result.stderr_tail}")
         (pack,) = Path(folder).glob("pack-*.pack")
         return pack.read_bytes()
 
@@ -230,6 +248,13 @@ class ShippedRepository(Repository):
             return super().is_submodule(commit, path)
         return path in self.fix.submodules
 
+    def tree_listing(self, commit: str) -> str:
+        if commit != self.fix.fix:
+            return super().tree_listing(commit)
+        if self.fix.tree is None:
+            raise GitError(f"the tree of {commit[:12]} was not sent to this node")
+        return self.fix.tree
+
     def diff_names(self, old: str, new: str) -> list[ChangedPath]:
         if new != self.fix.fix:
             return super().diff_names(old, new)
@@ -309,7 +334,7 @@ def run_on_node(
     task = request.task
     root = node_root(request.run_id)
     (root / "tmp").mkdir(parents=True, exist_ok=True)
-    copy, copied = _history_copy(root / "history", task.base, load_pack)
+    copy, copied = _history_copy(root / "history", history_tips(task), load_pack)
     repo = ShippedRepository(copy, request.fix)
     # No `worktree.link` on a node (its directories are on the user's machine).
     config = request.config.model_copy(update={"worktree": WorktreeSettings()})
@@ -357,6 +382,7 @@ def run_on_node(
                     link=[],
                     warn=warnings.append,
                     copy=HistoryCopy(copy, task.base),
+                    other=task.other if task.kind == "merge" else None,
                 ) as prepared:
                     result = pair.run(planned, task, prepared, attempt=request.attempt, slot=slot)
         logs = {
@@ -405,14 +431,20 @@ def _system_temp() -> str:
     return _SYSTEM_TEMP[0]
 
 
-def _history_copy(folder: Path, base: str, load_pack: Callable[[], bytes]) -> tuple[Path, bool]:
-    """The node's bare copy of the history up to `base`, made by the first pair that needs it."""
+def _history_copy(
+    folder: Path, tips: tuple[str, ...], load_pack: Callable[[], bytes]
+) -> tuple[Path, bool]:
+    """The node's bare copy of the history up to `tips` (a task's base, and a merge task's
+    other parent), made by the first pair that needs it; `main` points at the base."""
     folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"{base}.git"
-    with _flock(folder / f"{base}.lock"):
+    # A copy holding a merge task's other parent is its own: those commits need not be
+    # ancestors of the base, so a fix task of the same base must not see them.
+    name = "-".join(tips)
+    target = folder / f"{name}.git"
+    with _flock(folder / f"{name}.lock"):
         if (target / "HEAD").exists():
             return target, False
-        building = folder / f"{base}.partial"
+        building = folder / f"{name}.partial"
         shutil.rmtree(building, ignore_errors=True)
         building.mkdir()
         # No template: the node's init.templateDir may hold hooks.
@@ -421,7 +453,7 @@ def _history_copy(folder: Path, base: str, load_pack: Callable[[], bytes]) -> tu
         pack.parent.mkdir(parents=True, exist_ok=True)
         pack.write_bytes(load_pack())
         _git(["git", "index-pack", str(pack)], cwd=building)
-        _git(["git", "update-ref", "refs/heads/main", base], cwd=building)
+        _git(["git", "update-ref", "refs/heads/main", tips[0]], cwd=building)
         _git(["git", "symbolic-ref", "HEAD", "refs/heads/main"], cwd=building)
         building.rename(target)
         return target, True
