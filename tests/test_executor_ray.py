@@ -626,6 +626,44 @@ def test_a_node_without_bwrap_runs_unsandboxed_under_auto_and_errs_under_bwrap(
     ), strict.errorMessage
 
 
+def test_what_a_pair_writes_on_a_node_never_reaches_the_next_pair_of_its_task(
+    repo: GitRepo, mined: Mined, tmp_path: Path
+) -> None:
+    """gold stages the fix in its workspace; a later pair of the task on the same node (one node
+    history copy, `shipped.run_on_node` in this process) works in a repository of its own."""
+    peek = "git cat-file --batch-all-objects --batch | grep -a -c " + FIX_MARK + " > seen.txt; true"
+    paths = [write_agent(tmp_path, "gold", "gold"), write_agent(tmp_path, "peek", "script", peek)]
+    git_repo = Repository(repo.root)
+    plan = plan_run(git_repo, Store(repo.root), paths, task_id=None, warn=print)
+    (task,) = [task for task in plan.tasks if task.fix == mined.fixes[-1]]
+    run_id = f"inproc-{tmp_path.name}"
+    outcomes = []
+    try:
+        for planned in plan.configs:
+            request = NodePairRequest(
+                run_id=run_id,
+                planned=planned,
+                task=task,
+                attempt=1,
+                config=load_repo_config(repo.root),
+                fix=fix_files(git_repo, task, with_source=planned.adapter.reads_fix),
+            )
+            outcomes.append(
+                run_on_node(
+                    request,
+                    lambda: pack_history(git_repo, (task.base,)),
+                    ship_harness(planned.harness),
+                    node="here",
+                )
+            )
+    finally:
+        remove_node_run(run_id)
+    gold, peeked = outcomes
+    assert (gold.result.status, gold.history_copied) == ("resolved", True)
+    assert not peeked.history_copied  # the same node copy
+    assert "+0" in peeked.logs["agent.patch"].decode().splitlines()
+
+
 def test_ctrl_c_cancels_the_pairs_and_leaves_nothing_on_the_nodes(
     cluster: Cluster, repo: GitRepo, tmp_path: Path
 ) -> None:
