@@ -49,6 +49,7 @@ def store_run(
     timeouts: Timeouts | None = None,
     test_command: str = "pytest -q",
     version: str = "0.1.0",
+    sandbox: str = "none",
 ) -> None:
     configs = list(dict.fromkeys(item.config for item in results))
     store = Store(repo.root)
@@ -61,6 +62,7 @@ def store_run(
             tasks=sorted({item.task for item in results}),
             testCommand=test_command,
             timeouts=timeouts or Timeouts(),
+            sandbox=sandbox,
             startedAt=f"{run_id[:4]}-{run_id[4:6]}-{run_id[6:8]}T00:00:00.000+00:00",
         )
     )
@@ -298,6 +300,26 @@ def test_differences_between_the_runs_are_warned_about(repo: GitRepo) -> None:
     assert "different test commands: 'pytest -q' (A) vs 'pytest -x' (B)" in warnings
     assert "different gitgauge versions: 0.1.0 (A) vs 0.2.0 (B)" in warnings
     assert len(value["warnings"]) == 5  # the four above and the planned task sets
+
+
+def test_pairs_of_one_ray_run_that_got_different_sandboxes_are_warned_about(
+    repo: GitRepo,
+) -> None:
+    # Under run.sandbox: auto on Ray each node decides: a node without bwrap ran one of A's pairs
+    # unsandboxed, and a pair that never ran (an error on a node) counts nowhere.
+    boxes = {"t1": "bwrap", "t2": "bwrap", "t3": "none"}
+    results = [outcome("A", task, "resolved", sandbox=box) for task, box in boxes.items()]
+    results += [outcome("B", task, "resolved", sandbox="bwrap") for task in ("t1", "t2")]
+    results.append(outcome("B", "t3", "error", errorKind="internal"))
+    store_run(repo, RUN_1, results, sandbox="auto")
+    value = compare_json(repo, "A", "B")
+    assert (
+        "different run.sandbox: bwrap for 2 pairs, none for 1 pair (A) vs bwrap (B); without a "
+        "sandbox an agent can read your repository and the fix"
+    ) in value["warnings"]
+    # Alike pairs: no warning.
+    store_run(repo, RUN_2, [outcome(c, "t1", "resolved", sandbox="bwrap") for c in "AB"])
+    assert not [w for w in compare_json(repo, "A", "B")["warnings"] if "sandbox" in w]
 
 
 def test_sides_can_name_a_run_and_unknown_names_are_listed(repo: GitRepo) -> None:

@@ -29,6 +29,22 @@ from conftest import GITGAUGE, GitRepo, run_gitgauge
 from mine_helpers import add_then_fix, isolated, new_repo, wait_until_gone
 
 import gitgauge
+from gitgauge.core import fingerprint
+from gitgauge.core.config import load_repo_config
+from gitgauge.core.git import Repository
+from gitgauge.core.store import Store
+from gitgauge.running.executors.shipped import (
+    NodePairRequest,
+    fix_files,
+    harness_changes,
+    node_root,
+    pack_history,
+    remove_node_run,
+    run_on_node,
+    ship_harness,
+)
+from gitgauge.running.run import plan_run
+from gitgauge.running.sandbox import probe
 
 HEAD_IP = "127.0.0.2"
 SECOND_IP = "127.0.0.3"
@@ -261,36 +277,141 @@ def report_table(output: str) -> str:
     return "\n".join(re.sub(r"\d+\.\ds \[[^]]*\]", "T", line) for line in lines)
 
 
-SAME = ("status", "errorKind", "diffFiles", "diffInsertions", "diffDeletions", "regressed")
+SAME = (
+    "status",
+    "errorKind",
+    "diffFiles",
+    "diffInsertions",
+    "diffDeletions",
+    "regressed",
+    "sandbox",  # auto: here and on the nodes (this machine), bwrap where it works
+)
 
 
-def test_gold_noop_script_give_the_same_results_as_a_local_run(
+NOTES_SH = """\
+# The harness's overlay: how to fix each task (the agent reads it from its workspace).
+if grep -q 'a - b' src/calc.py 2>/dev/null; then
+    printf 'def add(a, b):\\n    return a + b\\n' > src/calc.py
+fi
+if grep -q 'return text$' src/shout.py 2>/dev/null; then
+    printf 'def shout(text):\\n    return text.upper()\\n' > src/shout.py
+fi
+if grep -q '^<<<<<<<' greeting.txt 2>/dev/null; then
+    printf 'Good day, WORLD\\n' > greeting.txt
+    git add greeting.txt
+fi
+"""
+
+HARNESSED_AGENT = """\
+# Checks where it runs and what it was given; any failed check is an error result.
+set -e
+if [ {boxed} = yes ]; then
+    test "$(cat /proc/1/comm)" = bwrap  # PID 1 of its own namespace: inside bubblewrap
+    test ! -e {repo}/gitgauge.yaml      # the user's repository is not there
+fi
+if git cat-file -e {merge} 2>/dev/null; then exit 4; fi  # nor the recorded merge
+grep -qx 'apply the notes' "$CLAUDE_CONFIG_DIR/skills/fixing.md"
+test "$(printf %s "$GG_TOLD" | sha256sum | cut -c1-64)" = {told}
+. ./NOTES.sh
+"""
+
+
+def add_merge(repo: GitRepo) -> str:
+    """A merge whose re-merge conflicts in greeting.txt, resolved by hand; returns its sha."""
+    repo.commit("Add greeting", files={"greeting.txt": "hello world\n"})
+    repo.git("checkout", "-q", "-b", "formal")
+    repo.commit("Greet formally", files={"greeting.txt": "Good day, world\n"})
+    repo.git("checkout", "-q", "main")
+    repo.commit("Greet loudly", files={"greeting.txt": "HELLO WORLD\n"})
+    repo.git("merge", "--no-ff", "-q", "-m", "Merge branch 'formal'", "formal", check=False)
+    repo.write("greeting.txt", "Good day, WORLD\n")
+    repo.git("add", "greeting.txt")
+    repo.git("commit", "-q", "--no-edit", "--no-verify")
+    return repo.git("rev-parse", "HEAD").strip()
+
+
+def test_fix_and_merge_tasks_with_baselines_and_a_harness_give_the_same_results_as_a_local_run(
     cluster: Cluster, repo: GitRepo, tmp_path: Path
 ) -> None:
+    merge = add_merge(repo)
+    mined_merge = run_gitgauge("mine", "--merges", cwd=repo.root)
+    assert mined_merge.returncode == 0, mined_merge.stderr
+    # A config with a harness: an overlay the agent reads, a configDir (with a login that must
+    # not travel), an env value that must not be written; the agent runs in bwrap where it can.
+    boxed = probe(os.environ, network=True)[0] is not None
+    if not boxed and os.environ.get("CI") == "true":
+        pytest.fail("the ray tests need a working bwrap in CI")
+    told = "told-by-the-config-5a1b"
+    (tmp_path / "notes.sh").write_text(NOTES_SH, encoding="utf-8")
+    (tmp_path / "claude-home" / "skills").mkdir(parents=True)
+    (tmp_path / "claude-home" / "skills" / "fixing.md").write_text("apply the notes\n")
+    (tmp_path / "claude-home" / ".credentials.json").write_text(f'{{"token": "{SECRET}"}}')
+    agent_sh = tmp_path / "agent.sh"
+    agent_sh.write_text(
+        HARNESSED_AGENT.format(
+            boxed="yes" if boxed else "no",
+            repo=repo.root,
+            merge=merge,
+            told=hashlib.sha256(told.encode()).hexdigest(),
+        ),
+        encoding="utf-8",
+    )
+    harnessed = {
+        "name": "harnessed",
+        "adapter": "script",
+        "command": f"sh {agent_sh}",
+        "files": {"NOTES.sh": "notes.sh"},
+        "configDir": "claude-home",
+        "env": {"GG_TOLD": "${GG_TOLD_HERE}"},
+    }
+    (tmp_path / "harnessed.yaml").write_text(json.dumps(harnessed), encoding="utf-8")
     configs = [
         write_agent(tmp_path, "gold", "gold"),
         write_agent(tmp_path, "noop", "noop"),
         write_agent(tmp_path, "script", "script", "echo '# touched' >> src/calc.py"),
+        tmp_path / "harnessed.yaml",
     ]
     flags = [arg for path in configs for arg in ("-c", str(path))]
+    env = dict(os.environ, GG_TOLD_HERE=told)
     before = repo.snapshot()
-    local = run_gitgauge("run", *flags, cwd=repo.root)
+    local = run_gitgauge("run", *flags, cwd=repo.root, env=env)
     assert local.returncode == 0, local.stderr
-    remote = run_gitgauge("run", *flags, *ray_flags(cluster), cwd=repo.root)
+    remote = run_gitgauge("run", *flags, *ray_flags(cluster), cwd=repo.root, env=env)
     assert remote.returncode == 0, remote.stderr
 
     local_results = results(run_dir(repo, local.stdout))
     remote_run = run_dir(repo, remote.stdout)
     remote_results = results(remote_run)
-    assert len(local_results) == 6
-    assert {key: [record[f] for f in SAME] for key, record in remote_results.items()} == {
-        key: [record[f] for f in SAME] for key, record in local_results.items()
+    assert len(local_results) == 12  # 4 configs x (2 fix tasks + 1 merge task)
+    same = (*SAME, "kind", "exact", "exactTree", "markerFiles", "outsideChanges")
+    assert {key: [record[f] for f in same] for key, record in remote_results.items()} == {
+        key: [record[f] for f in same] for key, record in local_results.items()
     }
-    assert {record["status"] for (config, _, _), record in remote_results.items()} >= {
-        "resolved",
-        "unresolved",
+    statuses: dict[tuple[str, object], set[object]] = {}
+    for (config, _, _), record in remote_results.items():
+        statuses.setdefault((config, record["kind"]), set()).add(record["status"])
+    # gold and the harnessed agent resolve every task, the merge exactly; noop none.
+    assert statuses == {
+        ("gold", "fix"): {"resolved"},
+        ("gold", "merge"): {"resolved"},
+        ("harnessed", "fix"): {"resolved"},
+        ("harnessed", "merge"): {"resolved"},
+        ("noop", "fix"): {"unresolved"},
+        ("noop", "merge"): {"unresolved"},
+        ("script", "fix"): {"unresolved"},
+        ("script", "merge"): {"unresolved"},
+    }, {key: (r["status"], r["errorMessage"]) for key, r in remote_results.items()}
+    exact = {r["config"]: r["exact"] for r in remote_results.values() if r["kind"] == "merge"}
+    assert exact == {"gold": True, "harnessed": True, "noop": False, "script": False}
+    assert {record["sandbox"] for record in remote_results.values()} == {
+        "bwrap" if boxed else "none"
     }
     assert report_table(remote.stdout) == report_table(local.stdout)
+    # The nodes decided their sandbox themselves: the manifest keeps the mode asked for.
+    manifest = json.loads((remote_run / "run.json").read_text(encoding="utf-8"))
+    assert (manifest["sandbox"], manifest["sandboxNetwork"]) == ("auto", True)
+    written = [p.read_bytes() for p in remote_run.rglob("*") if p.is_file()]
+    assert not [data for data in written if told.encode() in data or SECRET.encode() in data]
     # The logs came home, pair by pair; each node copied a task's history at most once.
     copies: dict[tuple[str, str], int] = {}
     for config, task, _ in remote_results:
@@ -301,7 +422,7 @@ def test_gold_noop_script_give_the_same_results_as_a_local_run(
         assert node["node"] in cluster.temp
         copies[(node["node"], task)] = copies.get((node["node"], task), 0) + node["historyCopied"]
     assert set(copies.values()) <= {0, 1}
-    assert sum(copies.values()) >= 2  # two tasks: each copied on some node
+    assert sum(copies.values()) >= 3  # three tasks: each copied on some node
     assert cluster.leftovers() == []
     assert repo.snapshot() == before
 
@@ -348,7 +469,9 @@ def test_a_worker_finds_no_trace_of_the_fix_gets_only_the_named_environment_and_
         os.environ, GG_SECRET=SECRET, GG_OTHER="not-for-workers", GITGAUGE_CLAUDE_BIN=str(claude)
     )
     configs = ["-c", str(agent), "-c", str(claude_agent)]
-    result = run_gitgauge("run", *configs, *ray_flags(cluster), cwd=repo.root, env=env)
+    # Unsandboxed: the agent searches the whole node (a sandbox would hide it all) and reports.
+    unboxed = ["--sandbox", "none"]
+    result = run_gitgauge("run", *configs, *unboxed, *ray_flags(cluster), cwd=repo.root, env=env)
     assert result.returncode == 0, result.stderr
     run = run_dir(repo, result.stdout)
     found = results(run)
@@ -369,6 +492,178 @@ def test_a_worker_finds_no_trace_of_the_fix_gets_only_the_named_environment_and_
     assert cluster.leftovers() == []
 
 
+def test_a_node_lays_the_shipped_harness_never_the_drivers_files_nor_its_credentials(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The node side of a pair (`shipped.run_on_node`, in this process: no cluster needed), with
+    the config's sources deleted after they were shipped, as on a node that never had them."""
+    configs = tmp_path / "configs"
+    (configs / "claude-home" / "skills" / "empty").mkdir(parents=True)
+    (configs / "claude-home" / "skills" / "fixing.md").write_text("use the notes\n")
+    (configs / "claude-home" / ".credentials.json").write_text(f'{{"token": "{SECRET}"}}')
+    (configs / "notes.md").write_text("the notes say: add means +\n")
+    (configs / "tools").mkdir()
+    (configs / "tools" / "hint.sh").write_text("echo hint\n")
+    (configs / "tools" / "hint.sh").chmod(0o755)
+    # What the agent saw goes into a file of its workspace: the patch comes back with the logs.
+    command = (
+        '{ cat NOTES.md; ls -A "$CLAUDE_CONFIG_DIR"; ls -A "$CLAUDE_CONFIG_DIR/skills"; '
+        'cat "$CLAUDE_CONFIG_DIR/skills/fixing.md"; ./tools/hint.sh; '
+        '[ "$GG_TOLD" = "$GG_EXPECTED" ] && echo env-arrived; } > seen.txt'
+    )
+    config = {
+        "name": "harnessed",
+        "adapter": "script",
+        "command": command,
+        "files": {"NOTES.md": "notes.md", "tools": "tools", "README.md": None},
+        "configDir": "claude-home",
+        "env": {"GG_TOLD": "${GG_SOURCE}", "GG_EXPECTED": SECRET},
+    }
+    (configs / "harnessed.yaml").write_text(json.dumps(config), encoding="utf-8")
+    monkeypatch.setenv("GG_SOURCE", SECRET)
+    warnings: list[str] = []
+    git_repo = Repository(repo.root)
+    store = Store(repo.root)
+    plan = plan_run(
+        git_repo, store, [configs / "harnessed.yaml"], task_id=None, warn=warnings.append
+    )
+    (planned,) = plan.configs
+    task = plan.tasks[0]
+    shipped = ship_harness(planned.harness)
+    # The driver ships what the run recorded, and refuses a source changed since.
+    record, _ = fingerprint.build(planned.config, planned.harness.sources)
+    assert harness_changes(shipped, record) == []
+    (configs / "notes.md").write_text("changed after the run started\n")
+    assert harness_changes(ship_harness(planned.harness), record) == ["files: NOTES.md"]
+    shutil.rmtree(configs)  # a node has none of the driver's files
+    monkeypatch.delenv("GG_SOURCE")
+    request = NodePairRequest(
+        run_id=f"inproc-{tmp_path.name}",
+        planned=planned,
+        task=task,
+        attempt=1,
+        config=load_repo_config(repo.root),
+        fix=fix_files(git_repo, task, with_source=False),
+    )
+    try:
+        outcome = run_on_node(
+            request, lambda: pack_history(git_repo, (task.base,)), shipped, node="here"
+        )
+        left = [p.read_bytes() for p in node_root(request.run_id).rglob("*") if p.is_file()]
+    finally:
+        remove_node_run(request.run_id)
+    assert outcome.result.status == "unresolved", outcome.result
+    # The node's own sandbox (auto: bwrap where it works here), the harness laid in all the same.
+    assert outcome.result.sandbox == ("bwrap" if probe(os.environ, network=True)[0] else "none")
+    patch = outcome.logs["agent.patch"].decode()
+    seen = [line[1:] for line in patch.splitlines() if line.startswith("+") and "+++" not in line]
+    assert seen == [
+        "the notes say: add means +",
+        # The agent's copy of the configDir: its folders (the empty one too), no credentials
+        # file (the driver's stayed home; this node has no claude login of its own).
+        "skills",
+        "empty",
+        "fixing.md",
+        "use the notes",
+        "hint",  # tools/ laid with its executable bit
+        "env-arrived",
+    ]
+    assert shipped.config_dir is not None
+    assert ".credentials.json" not in shipped.config_dir.files
+    # The overlays are taken out again: the diff holds the agent's work only.
+    assert "NOTES.md" not in patch and "tools/hint.sh" not in patch and "README.md" not in patch
+    assert not [data for data in left if SECRET.encode() in data]
+    assert SECRET.encode() not in b"".join(outcome.logs.values())
+
+
+def test_a_node_without_bwrap_runs_unsandboxed_under_auto_and_errs_under_bwrap(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """Each node decides its sandbox (`shipped.run_on_node` in this process, whose bwrap is
+    made to be missing through `run.ray.env`, as on a node without bubblewrap)."""
+    git_repo = Repository(repo.root)
+    plan = plan_run(
+        git_repo,
+        Store(repo.root),
+        [write_agent(tmp_path, "noop", "noop")],
+        task_id=None,
+        warn=print,
+    )
+    (planned,) = plan.configs
+    task = plan.tasks[0]
+    config = load_repo_config(repo.root)
+    run_id = f"inproc-{tmp_path.name}"
+    outcomes = {}
+    try:
+        for mode in ("auto", "bwrap"):
+            request = NodePairRequest(
+                run_id=run_id,
+                planned=planned,
+                task=task,
+                attempt=1,
+                config=config.model_copy(
+                    update={"run": config.run.model_copy(update={"sandbox": mode})}
+                ),
+                fix=fix_files(git_repo, task, with_source=False),
+                env={"GITGAUGE_BWRAP": str(tmp_path / "no-bwrap-here")},
+            )
+            outcomes[mode] = run_on_node(
+                request,
+                lambda: pack_history(git_repo, (task.base,)),
+                ship_harness(planned.harness),
+                node="10.1.2.3",
+            )
+    finally:
+        remove_node_run(run_id)
+    auto = outcomes["auto"]
+    assert (auto.result.status, auto.result.sandbox) == ("unresolved", "none"), auto.result
+    (warning,) = auto.warnings
+    assert warning.startswith("agents run without a sandbox: bubblewrap is not installed")
+    strict = outcomes["bwrap"].result
+    assert (strict.status, strict.errorKind, strict.sandbox) == ("error", "internal", None)
+    assert str(strict.errorMessage).startswith(
+        "on node 10.1.2.3: run.sandbox is bwrap, but bubblewrap is not installed"
+    ), strict.errorMessage
+
+
+def test_what_a_pair_writes_on_a_node_never_reaches_the_next_pair_of_its_task(
+    repo: GitRepo, mined: Mined, tmp_path: Path
+) -> None:
+    """gold stages the fix in its workspace; a later pair of the task on the same node (one node
+    history copy, `shipped.run_on_node` in this process) works in a repository of its own."""
+    peek = "git cat-file --batch-all-objects --batch | grep -a -c " + FIX_MARK + " > seen.txt; true"
+    paths = [write_agent(tmp_path, "gold", "gold"), write_agent(tmp_path, "peek", "script", peek)]
+    git_repo = Repository(repo.root)
+    plan = plan_run(git_repo, Store(repo.root), paths, task_id=None, warn=print)
+    (task,) = [task for task in plan.tasks if task.fix == mined.fixes[-1]]
+    run_id = f"inproc-{tmp_path.name}"
+    outcomes = []
+    try:
+        for planned in plan.configs:
+            request = NodePairRequest(
+                run_id=run_id,
+                planned=planned,
+                task=task,
+                attempt=1,
+                config=load_repo_config(repo.root),
+                fix=fix_files(git_repo, task, with_source=planned.adapter.reads_fix),
+            )
+            outcomes.append(
+                run_on_node(
+                    request,
+                    lambda: pack_history(git_repo, (task.base,)),
+                    ship_harness(planned.harness),
+                    node="here",
+                )
+            )
+    finally:
+        remove_node_run(run_id)
+    gold, peeked = outcomes
+    assert (gold.result.status, gold.history_copied) == ("resolved", True)
+    assert not peeked.history_copied  # the same node copy
+    assert "+0" in peeked.logs["agent.patch"].decode().splitlines()
+
+
 def test_ctrl_c_cancels_the_pairs_and_leaves_nothing_on_the_nodes(
     cluster: Cluster, repo: GitRepo, tmp_path: Path
 ) -> None:
@@ -378,7 +673,8 @@ def test_ctrl_c_cancels_the_pairs_and_leaves_nothing_on_the_nodes(
         tmp_path, "sleeper", "script", f'echo $$ > {marks}/"$GITGAUGE_TASK_ID"; exec sleep 120'
     )
     child = subprocess.Popen(
-        [*GITGAUGE, "run", "-c", str(agent), *ray_flags(cluster)],
+        # Unsandboxed: the agents write their pids into the test's directory.
+        [*GITGAUGE, "run", "-c", str(agent), "--sandbox", "none", *ray_flags(cluster)],
         cwd=repo.root,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -439,7 +735,8 @@ def test_a_node_dying_mid_run_retries_its_pairs_or_records_executor_lost(
         "sleep 2; echo ok >> README.md",
     )
     child = subprocess.Popen(
-        [*GITGAUGE, "run", "-c", str(agent), "--repeat", "2", *ray_flags(cluster)],
+        [*GITGAUGE, "run", "-c", str(agent), "--repeat", "2", "--sandbox", "none"]
+        + ray_flags(cluster),
         cwd=repo.root,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -464,7 +761,10 @@ def test_a_node_dying_mid_run_retries_its_pairs_or_records_executor_lost(
     assert len(first) == 4, "every pair has a result"
     assert {record["errorKind"] for record in first.values()} <= {None, "executor-lost"}
     resumed = run_gitgauge(
-        "run", "--resume", run.name, "--retry-errors", *ray_flags(cluster), cwd=repo.root
+        "run",
+        *("--resume", run.name, "--retry-errors", "--sandbox", "none"),
+        *ray_flags(cluster),
+        cwd=repo.root,
     )
     assert resumed.returncode == 0, resumed.stderr
     final = results(run)

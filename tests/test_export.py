@@ -14,8 +14,8 @@ Harbor: the `harbor` package needs Python >= 3.12 and brings dozens of services'
 folders are loaded with `harbor.models.task.task.Task` by the interpreter `$GITGAUGE_HARBOR_PYTHON`
 names (`.ci/run` makes a Python 3.12 virtualenv with harbor; in CI it is required); without it,
 locally, against the documented layout of harbor 0.26.0's task model (the keys of `TaskConfig`,
-the files `Task` requires). `tests/test.sh` and `solution/solve.sh` run directly on a copy of the base (no
-Docker): reward 0 without the solution, 1 with it.
+the files `Task` requires). `tests/test.sh` and `solution/solve.sh` run directly on a copy of
+the base (no Docker): reward 0 without the solution, 1 with it.
 """
 
 from __future__ import annotations

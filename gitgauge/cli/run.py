@@ -101,6 +101,7 @@ def run_agents(
             modes = ", ".join(SANDBOX_MODES)
             raise UsageError(f"--sandbox must be one of {modes}, got {sandbox!r}")
         mode = cast(SandboxMode, sandbox or config.run.sandbox)
+        config = config.model_copy(update={"run": config.run.model_copy(update={"sandbox": mode})})
         with exclusive(store.root, command="gitgauge run", wait=wait, on_wait=warn):
             remove_stale(repo, report=warn)
             if resume is not None:
@@ -110,12 +111,18 @@ def run_agents(
             else:
                 plan = plan_run(repo, store, config_files or [], task_id=task, warn=warn)
                 origin = None
-            box = plan_sandbox(repo, config, plan, mode=mode, warn=warn)
-            used = "bwrap" if box is not None else "none"
-            if origin is not None and origin.manifest.sandbox != used:
+            if config.run.executor == "local":
+                box = plan_sandbox(repo, config, plan, mode=mode, warn=warn)
+                used = "bwrap" if box is not None else "none"
+            else:
+                # Each node decides from the mode (this machine's bwrap says nothing of theirs).
+                box, used = None, mode
+            recorded = origin.manifest.sandbox if origin is not None else used
+            # A run recorded as auto (on Ray, each node decided) continues with auto anywhere.
+            if origin is not None and recorded != used and (recorded, mode) != ("auto", "auto"):
                 raise UsageError(
-                    f"run {origin.run_id} ran with sandbox {origin.manifest.sandbox}, this one "
-                    f"would run with {used}: resume with --sandbox {origin.manifest.sandbox}"
+                    f"run {origin.run_id} ran with sandbox {recorded}, this one would run with "
+                    f"{used}: resume with --sandbox {recorded}"
                 )
             pairs_executor = open_executor(config, address=ray_address)
             if pairs_executor is not None and job_count != 1:

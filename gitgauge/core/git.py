@@ -226,6 +226,10 @@ class Repository:
         tokens = iter(result.split("\0"))
         return list(_parse_changes(tokens))
 
+    def tree_listing(self, commit: str) -> str:
+        """`git ls-tree -r -z` of a commit: every file's mode, type, object id and path."""
+        return self.git("ls-tree", "-r", "-z", commit)
+
     def diff_text(self, old: str, new: str, paths: Sequence[str], *, binary: bool = False) -> str:
         """The unified diff of `paths` between two commits (renames detected; no external diff
         or textconv drivers of the user's config; paths taken literally, never as globs).

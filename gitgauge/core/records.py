@@ -405,6 +405,10 @@ class RunResult(BaseModel):
     """Merge tasks: paths the agent changed outside the conflicted files (kept, reported)."""
     mergeAbandoned: bool | None = None
     """Merge tasks: the agent undid the merge (`git merge --abort`); never resolved."""
+    sandbox: Literal["bwrap", "none"] | None = None
+    """The sandbox this pair's agent and test commands ran in (on a Ray node: the one that node
+    could give); None when the pair did not get that far, and in results written before
+    gitgauge recorded it per pair (the manifest's `sandbox` then says)."""
     startedAt: str
     finishedAt: str
 
@@ -431,9 +435,11 @@ class RunManifest(BaseModel):
     history: StrictStr = "isolated"
     """`run.history` in force: isolated or full."""
     sandbox: StrictStr = "none"
-    """The sandbox the run's agents and test commands ran in: bwrap or none."""
+    """The sandbox the run's agents and test commands ran in: bwrap or none. With the ray
+    executor, where every node decides for itself, `run.sandbox` as asked: bwrap (every pair
+    that ran, ran in it), none, or auto (each result's `sandbox` says)."""
     sandboxNetwork: StrictBool | None = None
-    """With a sandbox: whether it shared the network (`run.sandbox_network`)."""
+    """With a sandbox (or `auto` on Ray): whether it shared the network (`run.sandbox_network`)."""
     startedAt: StrictStr
     finishedAt: StrictStr | None = None
     harness: dict[StrictStr, StrictStr] | None = None

@@ -239,6 +239,13 @@ def _warnings(
             f"only {shared} tasks: a bootstrap interval over fewer than {FEW_TASKS} tasks is too "
             "narrow; go by the p-value"
         )
+    boxes_a, boxes_b = _sandboxes(a), _sandboxes(b)
+    if set(boxes_a) != set(boxes_b) or len(boxes_a) > 1 or len(boxes_b) > 1:
+        found.append(
+            f"different run.sandbox: {_describe_boxes(boxes_a)} ({name_a}) vs "
+            f"{_describe_boxes(boxes_b)} ({name_b}); without a sandbox an agent can read your "
+            "repository and the fix"
+        )
     manifest_a, manifest_b = a.run.manifest, b.run.manifest
     for side, manifest in ((a, manifest_a), (b, manifest_b)):
         if manifest is None:
@@ -291,12 +298,29 @@ def _manifest_differences(
             f"different run.history: {manifest_a.history} ({name_a}) vs {manifest_b.history} "
             f"({name_b}); with full history an agent can read the fix commit"
         )
-    if manifest_a.sandbox != manifest_b.sandbox:
-        found.append(
-            f"different run.sandbox: {manifest_a.sandbox} ({name_a}) vs {manifest_b.sandbox} "
-            f"({name_b}); without a sandbox an agent can read your repository and the fix"
-        )
     return found
+
+
+def _sandboxes(side: Side) -> dict[str, int]:
+    """How many of the side's pairs ran in each sandbox: a result's own record (a Ray node
+    decides for itself), else its run's. A pair that never ran under a run recorded as `auto`
+    counts nowhere."""
+    recorded = side.run.manifest.sandbox if side.run.manifest is not None else "none"
+    counts: dict[str, int] = {}
+    for result in side.results:
+        box = result.sandbox or (None if recorded == "auto" else recorded)
+        if box is not None:
+            counts[box] = counts.get(box, 0) + 1
+    return counts
+
+
+def _describe_boxes(counts: dict[str, int]) -> str:
+    if len(counts) <= 1:
+        return next(iter(counts), "none")
+    return ", ".join(
+        f"{box} for {count} pair{'' if count == 1 else 's'}"
+        for box, count in sorted(counts.items())
+    )
 
 
 def counts_text(counts: set[int]) -> str:

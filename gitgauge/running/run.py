@@ -250,7 +250,8 @@ def execute(
     every config and attempt), `jobs` at a time; results come back in a stable order.
 
     `executor`: where the pairs run (default: here, `jobs` threads); a remote executor calls
-    `_Pair.run` on its nodes and yields results as pairs finish."""
+    `_Pair.run` on its nodes and yields results as pairs finish. `sandbox` is this machine's;
+    a remote executor's nodes each make their own from `run.sandbox`."""
     if jobs <= 0:
         raise UsageError(f"--jobs must be a positive number, got {jobs}")
     if repeat <= 0:
@@ -258,6 +259,14 @@ def execute(
     for planned in plan.configs:
         harnesses.check_links(planned.harness, repo_config.worktree.link)
     links.announce(repo.root, repo_config.worktree.link, tracked=repo.is_tracked, warn=warn)
+    if executor is not None:
+        # A remote executor's nodes each decide their sandbox from `run.sandbox` (the results
+        # say which they got): the manifest records the mode asked for.
+        recorded_sandbox: str = repo_config.run.sandbox
+        recorded_network = repo_config.run.sandbox_network if recorded_sandbox != "none" else None
+    else:
+        recorded_sandbox = "bwrap" if sandbox is not None else "none"
+        recorded_network = sandbox.network if sandbox is not None else None
     if resume is not None:
         manifest = resume.manifest.model_copy(update={"finishedAt": None})
         repeat = manifest.repeat
@@ -273,8 +282,8 @@ def execute(
             timeouts=repo_config.timeouts,
             repeat=repeat,
             history=repo_config.run.history,
-            sandbox="bwrap" if sandbox is not None else "none",
-            sandboxNetwork=sandbox.network if sandbox is not None else None,
+            sandbox=recorded_sandbox,
+            sandboxNetwork=recorded_network,
             startedAt=_now(),
         )
         run_dir = store.run_dir(manifest.runId)
@@ -393,7 +402,10 @@ class _Pair:
         started = _now()
         log_dir = self.store.log_dir(self.run_id, planned.config.name, task.id, attempt)
         log_dir.mkdir(parents=True, exist_ok=True)
-        fields: dict[str, Any] = {"kind": task.kind}
+        fields: dict[str, Any] = {
+            "kind": task.kind,
+            "sandbox": "bwrap" if self.sandbox is not None else "none",
+        }
         checkout_before = self.repo.checkout_state()
         try:
             self._score(planned, task, prepared, log_dir, fields, slot=slot)

@@ -292,18 +292,22 @@ def prepare(
     mode: SandboxMode,
     *,
     network: bool,
-    repo_root: Path,
+    repo_root: Path | None,
     link: Sequence[str],
     exposures: Sequence[tuple[str, Exposure]],
     test_command: str,
     home_writable: Sequence[str],
     env: Mapping[str, str],
     warn: Callable[[str], None],
+    temp_root: Path | None = None,
 ) -> Sandbox | None:
     """The run's sandbox, or None when it runs without one; raises `SandboxError` before any
     work starts when `bwrap` is asked for and cannot work, or the policy cannot be honoured.
 
     `exposures`: (the config file, what its agent needs) for every config of the run.
+    `repo_root`: the user's repository, hidden; None on a machine without it (a Ray node, where
+    the temporary directory, with every history copy and workspace, is all there is to hide).
+    `temp_root`: where gitgauge's workspaces and history copies live (default: `TMPDIR`).
     """
     if mode == "none":
         return None
@@ -316,31 +320,12 @@ def prepare(
             "(set run.sandbox: none to silence this)"
         )
         return None
-    repo = repo_root.resolve()
-    hidden = [repo]
-    common = git_common_dir(repo_root)
-    if not _under(common, [repo]):
-        hidden.append(common)
-    temp_root = default_temp_root()
-    if _under(temp_root, hidden):
-        raise SandboxError(
-            f"the temporary directory {temp_root} (TMPDIR) is inside your repository {repo}: "
-            "the sandbox hides the repository, and gitgauge's workspaces live there; "
-            "point TMPDIR outside the repository"
-        )
+    temp_root = temp_root or default_temp_root()
+    hidden: list[Path] = []
     links: list[Path] = []
-    for name in link:
-        linked = repo_root / name
-        if not linked.exists():
-            continue  # the worktree warns about it
-        real = linked.resolve()
-        if any(_under(place, [real]) for place in hidden) or _under(real, [common]):
-            raise SandboxError(
-                f"worktree.link: {name} resolves to {real}, which holds your repository or its "
-                "git directory: read-only inside the sandbox it would still show the fix; "
-                "link only dependency directories (.venv, node_modules)"
-            )
-        links.append(linked.absolute())
+    if repo_root is not None:
+        hidden, links = _repository_parts(repo_root, link, temp_root)
+    repo = hidden[0] if hidden else None
     dirs = path_dirs(env)
     files: list[Path] = []
     writable = list(home_writable)
@@ -380,6 +365,38 @@ def prepare(
         links=tuple(links),
         home_writable=tuple(writable),
     )
+
+
+def _repository_parts(
+    repo_root: Path, link: Sequence[str], temp_root: Path
+) -> tuple[list[Path], list[Path]]:
+    """(what to hide: the repository and its git directory; the `worktree.link` directories to
+    show read-only), refusing a policy that would show the fix anyway."""
+    repo = repo_root.resolve()
+    hidden = [repo]
+    common = git_common_dir(repo_root)
+    if not _under(common, [repo]):
+        hidden.append(common)
+    if _under(temp_root, hidden):
+        raise SandboxError(
+            f"the temporary directory {temp_root} (TMPDIR) is inside your repository {repo}: "
+            "the sandbox hides the repository, and gitgauge's workspaces live there; "
+            "point TMPDIR outside the repository"
+        )
+    links: list[Path] = []
+    for name in link:
+        linked = repo_root / name
+        if not linked.exists():
+            continue  # the worktree warns about it
+        real = linked.resolve()
+        if any(_under(place, [real]) for place in hidden) or _under(real, [common]):
+            raise SandboxError(
+                f"worktree.link: {name} resolves to {real}, which holds your repository or its "
+                "git directory: read-only inside the sandbox it would still show the fix; "
+                "link only dependency directories (.venv, node_modules)"
+            )
+        links.append(linked.absolute())
+    return hidden, links
 
 
 def agent_home_missing(home: Path, entries: Sequence[str]) -> bool:

@@ -104,11 +104,16 @@ class TaskWorkspaces:
         warn: Warn,
         copies: HistoryCopies | None = None,
         other: str | None = None,
+        copy: HistoryCopy | None = None,
     ) -> None:
         """`copies`: the run's shared history copies; without it, the task makes its own.
-        `other`: a merge task's other parent, which an isolated copy must hold too."""
+        `other`: a merge task's other parent, which an isolated copy must hold too.
+        `copy`: a copy made elsewhere (a Ray node's, from the shipped pack, shared by the pairs
+        of several processes): every pair then works in an overlay of it, so what one agent
+        writes (its commits, gold's staged fix) stays out of the copy the next pair reads."""
         self.repo = repo
         self.shared = copies
+        self.given = copy
         self.base = base
         self.other = other
         self.history = history
@@ -118,7 +123,9 @@ class TaskWorkspaces:
         self._copy: HistoryCopy | None = None
 
     def __enter__(self) -> TaskWorkspaces:
-        if self.history == "isolated" and self.shared is not None:
+        if self.given is not None:
+            self._copy = self.given
+        elif self.history == "isolated" and self.shared is not None:
             self._copy = self.shared.get(self.base, other=self.other)
         elif self.history == "isolated":
             try:
@@ -154,7 +161,7 @@ class TaskWorkspaces:
     @contextmanager
     def workspace(self) -> Iterator[Path]:
         """A fresh checkout of `base` with `worktree.link` linked; removed afterwards."""
-        if self._copy is not None and self.other is not None:
+        if self._copy is not None and (self.other is not None or self.given is not None):
             with self._overlay_workspace(self._copy) as path:
                 yield path
             return
@@ -171,8 +178,8 @@ class TaskWorkspaces:
 
     @contextmanager
     def _overlay_workspace(self, copy: HistoryCopy) -> Iterator[Path]:
-        """A merge task's checkout in a repository of its own that reads the task's copy:
-        the objects one agent writes (staging its resolution) stay out of the next one's way."""
+        """A checkout in a repository of its own that reads the task's copy: the objects one
+        agent writes (a merge task's staged resolution) stay out of the next one's way."""
         with deferred():
             holder = Path(tempfile.mkdtemp(prefix=HISTORY_PREFIX))
             write_owner(holder, repository=self.repo.root, kind="history")

@@ -18,7 +18,7 @@ from collections.abc import Callable, Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from gitgauge import __version__
-from gitgauge.core import process
+from gitgauge.core import fingerprint, process
 from gitgauge.core.errors import ConfigError, GitGaugeError
 from gitgauge.core.records import RaySettings, RepoConfig, RunResult, Task
 from gitgauge.core.store import atomic_write_bytes, atomic_write_json
@@ -27,12 +27,16 @@ from gitgauge.running.executors.shipped import (
     NodeFacts,
     NodePairOutcome,
     NodePairRequest,
+    ShippedHarness,
     fix_files,
+    harness_changes,
+    history_tips,
     node_root,
     pack_history,
     probe_node,
     remove_node_run,
     run_on_node,
+    ship_harness,
 )
 
 if TYPE_CHECKING:
@@ -128,14 +132,20 @@ class RayExecutor:
             if name not in os.environ:
                 pair.warn(f"run.ray.env: {name} is not set here; the workers do not get it")
         options = _task_options(self.settings.resources)
-        packs: dict[str, Any] = {}
+        packs: dict[tuple[str, ...], Any] = {}
         fixes: dict[tuple[str, bool], FixFiles] = {}
+        harnesses: dict[str, Any] = {}
+        for job in pending:
+            name = job.planned.config.name
+            if name not in harnesses:
+                harnesses[name] = ray.put(self._ship_harness(job.planned, pair))
         running: dict[Any, _PairJob] = {}
         try:
             for job in pending:
                 task = job.task
-                if task.base not in packs:
-                    packs[task.base] = ray.put(pack_history(pair.repo, task.base))
+                tips = history_tips(task)
+                if tips not in packs:
+                    packs[tips] = ray.put(pack_history(pair.repo, tips))
                 reads_fix = job.planned.adapter.reads_fix
                 key = (task.id, reads_fix)
                 if key not in fixes:
@@ -151,7 +161,9 @@ class RayExecutor:
                 )
                 # The pack goes inside a list: Ray then does not fetch it to the node before
                 # the pair starts, and a node that already has the copy never fetches it.
-                ref = _run_pair.options(**options).remote(request, [packs[task.base]])
+                ref = _run_pair.options(**options).remote(
+                    request, [packs[tips]], harnesses[job.planned.config.name]
+                )
                 running[ref] = job
             if pending:
                 on_start(pending[0].planned, pending[0].task)
@@ -164,6 +176,21 @@ class RayExecutor:
         finally:
             if running:
                 self._stop(list(running))
+
+    @staticmethod
+    def _ship_harness(planned: PlannedConfig, pair: _Pair) -> ShippedHarness:
+        """The config's harness sources by value, as the run recorded them (a source changed
+        since is refused: the pairs would run another harness than the one recorded)."""
+        shipped = ship_harness(planned.harness)
+        stored = fingerprint.load(pair.store.run_dir(pair.run_id), planned.config.name)
+        if stored is not None:
+            changed = harness_changes(shipped, stored.record)
+            if changed:
+                raise ConfigError(
+                    f"{planned.source}: {', '.join(changed)} changed since run {pair.run_id} "
+                    "recorded it: restore it, or start a new run"
+                )
+        return shipped
 
     def _receive(self, ref: Any, job: _PairJob, pair: _Pair) -> RunResult:
         try:
@@ -322,9 +349,11 @@ def _watch_stop(run_id: str) -> None:
     threading.Thread(target=watch, name="gitgauge-stop", daemon=True).start()
 
 
-def _run_pair_here(request: NodePairRequest, pack: list[Any]) -> NodePairOutcome:
+def _run_pair_here(
+    request: NodePairRequest, pack: list[Any], harness: ShippedHarness
+) -> NodePairOutcome:
     _watch_stop(request.run_id)
-    return run_on_node(request, lambda: ray.get(pack[0]), node=_this_node())
+    return run_on_node(request, lambda: ray.get(pack[0]), harness, node=_this_node())
 
 
 def _stop_here(run_id: str) -> None:

@@ -1,9 +1,14 @@
 """What a pair needs on a machine that does not have the user's repository, and how a node runs it.
 
 Travels to a node: the history up to the task's `base` as one git pack of exactly the objects
-reachable from `base` (never the fix), the fix's test files, and for adapters that read the fix
-(`gold`) the fix's own changes; the configs. The node turns the pack into a bare history copy once
-(later pairs of the task on that node reuse it) and runs the same `_Pair.run` as a local run, on a
+reachable from `base` (never the fix; for a merge task, from `base` and `other`, never the
+recorded merge, whose tree listing travels instead, ids only, for grading), the fix's test
+files, and for adapters that read the fix (`gold`) the fix's own changes; the configs, and each
+config's harness sources by value (the `files` overlays and the `configDir`, never a
+credentials file), once per config. The node turns the pack into a bare history copy once
+(later pairs of the task on that node reuse it; each pair works in an overlay repository of its
+own), lays the harness sources out in the pair's own directory, makes its own sandbox from
+`run.sandbox` (its bwrap, its paths), and runs the same `_Pair.run` as a local run, on a
 `ShippedRepository` that answers the fix's files from what was shipped. Comes back: the
 `RunResult` and the pair's log files.
 
@@ -12,7 +17,9 @@ Nothing here imports `ray`: the Ray glue (`ray.py`) calls `run_on_node`, and tes
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
+import hashlib
 import os
 import shutil
 import socket
@@ -22,14 +29,20 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from gitgauge import __version__
 from gitgauge.core import process
 from gitgauge.core.errors import GitError, GitGaugeError
+from gitgauge.core.fingerprint import CREDENTIALS_FILE, HarnessRecord, HarnessSources
 from gitgauge.core.git import NO_HOOKS, Blob, ChangedPath, Repository
+from gitgauge.core.history import HistoryCopy
 from gitgauge.core.records import RepoConfig, RunResult, Task, WorktreeSettings
 from gitgauge.core.store import Store
+from gitgauge.running.adapters.base import Adapter
+from gitgauge.running.harness import Harness
+from gitgauge.running.sandbox import Sandbox
+from gitgauge.running.sandbox import prepare as prepare_sandbox
 
 NODE_PREFIX = "gitgauge-ray-"
 """Everything a run leaves on a node lives in `<node temp>/gitgauge-ray-<run id>/`."""
@@ -46,12 +59,18 @@ class FixFiles:
     submodules: frozenset[str] = frozenset()
     changes: tuple[ChangedPath, ...] | None = None
     """base..fix changes, shipped only for adapters that read the fix (`gold`)."""
+    tree: str | None = None
+    """A merge task's recorded merge (its `fix`) as `git ls-tree -r -z` lists it: object ids
+    and paths, never contents, for grading by blob id (`exact`, `exactTree`)."""
 
 
 def fix_files(repo: Repository, task: Task, *, with_source: bool) -> FixFiles:
     paths = list(task.testFiles)
     changes: tuple[ChangedPath, ...] | None = None
     if with_source:
+        if task.kind == "merge":
+            # gold writes every conflicted file as the merge has it, changed from base or not.
+            paths += [path for path in task.conflictFiles if path not in paths]
         changes = tuple(repo.diff_names(task.base, task.fix))
         for change in changes:
             for path in (change.old_path, change.path):
@@ -59,21 +78,153 @@ def fix_files(repo: Repository, task: Task, *, with_source: bool) -> FixFiles:
                     paths.append(path)
     submodules = frozenset(path for path in paths if repo.is_submodule(task.fix, path))
     files = {path: repo.read_blob(task.fix, path) for path in paths if path not in submodules}
-    return FixFiles(fix=task.fix, files=files, submodules=submodules, changes=changes)
+    tree = repo.tree_listing(task.fix) if task.kind == "merge" else None
+    return FixFiles(fix=task.fix, files=files, submodules=submodules, changes=changes, tree=tree)
 
 
-def pack_history(repo: Repository, base: str) -> bytes:
-    """One git pack of exactly the objects reachable from `base`."""
+def history_tips(task: Task) -> tuple[str, ...]:
+    """The commits whose history a task's pairs need: its `base`, and a merge task's `other`
+    (never the recorded merge)."""
+    if task.kind == "merge" and task.other is not None:
+        return (task.base, task.other)
+    return (task.base,)
+
+
+def pack_history(repo: Repository, tips: tuple[str, ...]) -> bytes:
+    """One git pack of exactly the objects reachable from `tips` (a task's `history_tips`)."""
     with tempfile.TemporaryDirectory(prefix="gitgauge-pack-") as folder:
         result = process.run(
             ["git", "pack-objects", "--revs", "--quiet", str(Path(folder) / "pack")],
             cwd=repo.root,
-            stdin_text=f"{base}\n",
+            stdin_text="".join(f"{tip}\n" for tip in tips),
         )
         if not result.ok:
-            raise GitError(f"could not pack the history up to {base[:12]}: {result.stderr_tail}")
+            where = " and ".join(tip[:12] for tip in tips)
+            raise GitError(f"could not pack the history up to {where}: {result.stderr_tail}")
         (pack,) = Path(folder).glob("pack-*.pack")
         return pack.read_bytes()
+
+
+@dataclass(frozen=True)
+class ShippedSource:
+    """One local source of a harness, by value: a file, or a folder's files and folders."""
+
+    is_dir: bool
+    files: dict[str, tuple[bytes, int]]
+    """Relative path ("" for a file source) -> (content, permission bits)."""
+    dirs: tuple[str, ...] = ()
+    """A folder source's sub-folders (empty ones too, as a copy of the folder has them)."""
+
+
+@dataclass(frozen=True)
+class ShippedHarness:
+    """A config's `files` sources and `configDir` as they were read on the driver: a node has
+    none of the driver's paths. A config directory's credentials file stays behind (the node's
+    own claude login is used, as `harness.agent_config_dir` does when a copy has none); the
+    `env` values are not here (they travel in memory with the config, and are never written)."""
+
+    files: dict[str, ShippedSource | None]
+    """Workspace path -> its source (None: the config removes the path)."""
+    config_dir: ShippedSource | None
+
+    def digests(self) -> tuple[dict[str, str | None], dict[str, str] | None]:
+        """sha256 per overlaid workspace path and per configDir file, keyed as the run's
+        `HarnessRecord` keys them."""
+        files: dict[str, str | None] = {}
+        for destination, source in self.files.items():
+            if source is None:
+                files[destination] = None
+                continue
+            for relative, (data, _) in source.files.items():
+                target = str(PurePosixPath(destination, relative)) if relative else destination
+                files[target] = hashlib.sha256(data).hexdigest()
+        if self.config_dir is None:
+            return files, None
+        config = {
+            relative: hashlib.sha256(data).hexdigest()
+            for relative, (data, _) in self.config_dir.files.items()
+        }
+        return files, config
+
+
+def ship_harness(harness: Harness) -> ShippedHarness:
+    """Read the harness's sources (symlinks followed: they are copied as content locally too)."""
+    files = {
+        destination: None if local is None else _read_source(local, skip_credentials=False)
+        for destination, local in harness.sources.files.items()
+    }
+    folder = harness.sources.config_dir
+    config_dir = None if folder is None else _read_source(folder, skip_credentials=True)
+    return ShippedHarness(files=files, config_dir=config_dir)
+
+
+def harness_changes(shipped: ShippedHarness, record: HarnessRecord) -> list[str]:
+    """What of the shipped sources differs from what the run recorded (empty: nothing)."""
+    files, config_dir = shipped.digests()
+    recorded_files = {k: v.sha256 if v else None for k, v in record.files.items()}
+    changed = sorted(
+        path
+        for path in set(files) | set(recorded_files)
+        if files.get(path, "") != recorded_files.get(path, "")
+    )
+    found = [f"files: {path}" for path in changed]
+    recorded_dir = (
+        None if record.configDir is None else {k: v.sha256 for k, v in record.configDir.items()}
+    )
+    if config_dir != recorded_dir:
+        found.append("configDir")
+    return found
+
+
+def _read_source(path: Path, *, skip_credentials: bool) -> ShippedSource:
+    if not path.is_dir():
+        return ShippedSource(is_dir=False, files={"": _read_file(path)})
+    files: dict[str, tuple[bytes, int]] = {}
+    dirs: list[str] = []
+    for folder, subdirs, names in os.walk(path, followlinks=True):
+        subdirs.sort()
+        here = Path(folder)
+        if here != path:
+            dirs.append(here.relative_to(path).as_posix())
+        for name in sorted(names):
+            if skip_credentials and name == CREDENTIALS_FILE:
+                continue
+            files[(here / name).relative_to(path).as_posix()] = _read_file(here / name)
+    return ShippedSource(is_dir=True, files=files, dirs=tuple(dirs))
+
+
+def _read_file(path: Path) -> tuple[bytes, int]:
+    return path.read_bytes(), path.stat().st_mode & 0o777
+
+
+def materialize_harness(shipped: ShippedHarness, harness: Harness, folder: Path) -> Harness:
+    """`harness` with its sources laid out under `folder` (the pair's node directory), from
+    what was shipped: overlays and configDir then work as on the driver."""
+    files: dict[str, Path | None] = {}
+    for index, (destination, source) in enumerate(sorted(shipped.files.items())):
+        files[destination] = None if source is None else _write_source(source, folder / str(index))
+    config_dir = None
+    if shipped.config_dir is not None:
+        config_dir = _write_source(shipped.config_dir, folder / "configDir")
+    return dataclasses.replace(harness, sources=HarnessSources(files, config_dir))
+
+
+def _write_source(source: ShippedSource, target: Path) -> Path:
+    if not source.is_dir:
+        data, mode = source.files[""]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        target.chmod(mode)
+        return target
+    target.mkdir(parents=True)
+    for relative in source.dirs:
+        (target / relative).mkdir(parents=True, exist_ok=True)
+    for relative, (data, mode) in source.files.items():
+        path = target / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        path.chmod(mode)
+    return target
 
 
 class ShippedRepository(Repository):
@@ -97,6 +248,13 @@ class ShippedRepository(Repository):
             return super().is_submodule(commit, path)
         return path in self.fix.submodules
 
+    def tree_listing(self, commit: str) -> str:
+        if commit != self.fix.fix:
+            return super().tree_listing(commit)
+        if self.fix.tree is None:
+            raise GitError(f"the tree of {commit[:12]} was not sent to this node")
+        return self.fix.tree
+
     def diff_names(self, old: str, new: str) -> list[ChangedPath]:
         if new != self.fix.fix:
             return super().diff_names(old, new)
@@ -106,20 +264,6 @@ class ShippedRepository(Repository):
 
     def checkout_state(self) -> str:
         return ""
-
-    # Several Ray workers of one node share a history copy: worktree administration takes turns
-    # across processes (the in-process lock of `core.worktree` only covers threads).
-    def worktree_add(self, path: Path, commit: str) -> None:
-        with _flock(self.root.with_suffix(".lock")):
-            super().worktree_add(path, commit)
-
-    def worktree_remove(self, path: Path) -> None:
-        with _flock(self.root.with_suffix(".lock")):
-            super().worktree_remove(path)
-
-    def worktree_prune(self) -> None:
-        with _flock(self.root.with_suffix(".lock")):
-            super().worktree_prune()
 
 
 @dataclass(frozen=True)
@@ -174,10 +318,14 @@ def remove_node_run(run_id: str) -> bool:
 
 
 def run_on_node(
-    request: NodePairRequest, load_pack: Callable[[], bytes], *, node: str
+    request: NodePairRequest,
+    load_pack: Callable[[], bytes],
+    harness: ShippedHarness,
+    *,
+    node: str,
 ) -> NodePairOutcome:
-    """Run one pair here with `_Pair.run`, exactly as a local run does; `node` names this node
-    in messages."""
+    """Run one pair here with `_Pair.run`, exactly as a local run does, with the config's
+    harness laid out from `harness` (what the driver read); `node` names this node in messages."""
     from gitgauge.running.run import PlannedConfig, _Pair
     from gitgauge.running.workspace import TaskWorkspaces
 
@@ -186,7 +334,7 @@ def run_on_node(
     task = request.task
     root = node_root(request.run_id)
     (root / "tmp").mkdir(parents=True, exist_ok=True)
-    copy, copied = _history_copy(root / "history", task.base, load_pack)
+    copy, copied = _history_copy(root / "history", history_tips(task), load_pack)
     repo = ShippedRepository(copy, request.fix)
     # No `worktree.link` on a node (its directories are on the user's machine).
     config = request.config.model_copy(update={"worktree": WorktreeSettings()})
@@ -196,6 +344,9 @@ def run_on_node(
     log_dir = store.log_dir(request.run_id, planned.config.name, task.id, request.attempt)
     previous_temp = tempfile.tempdir
     try:
+        # The driver's paths do not exist here: the harness is laid out from what it sent.
+        laid_out = materialize_harness(harness, planned.harness, pair_root / "harness")
+        planned = dataclasses.replace(planned, harness=laid_out)
         # Workspaces go under the run's node directory, so removing it after an interrupt or a
         # killed worker leaves nothing behind.
         tempfile.tempdir = str(root / "tmp")
@@ -207,6 +358,7 @@ def run_on_node(
                         "the same version on the cluster"
                     )
                 planned.adapter.check()
+                sandbox = node_sandbox(config, planned.source, planned.adapter, warnings.append)
             except GitGaugeError as error:
                 log_dir.mkdir(parents=True, exist_ok=True)
                 now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
@@ -222,9 +374,15 @@ def run_on_node(
                     finishedAt=now,
                 )
             else:
-                pair = _Pair(repo, config, store, request.run_id, warnings.append)
+                pair = _Pair(repo, config, store, request.run_id, warnings.append, sandbox=sandbox)
                 with TaskWorkspaces(
-                    repo, task.base, history="full", link=[], warn=warnings.append
+                    repo,
+                    task.base,
+                    history="isolated",
+                    link=[],
+                    warn=warnings.append,
+                    copy=HistoryCopy(copy, task.base),
+                    other=task.other if task.kind == "merge" else None,
                 ) as prepared:
                     result = pair.run(planned, task, prepared, attempt=request.attempt, slot=slot)
         logs = {
@@ -240,6 +398,29 @@ def run_on_node(
     )
 
 
+def node_sandbox(
+    config: RepoConfig, source: str, adapter: Adapter, warn: Callable[[str], None]
+) -> Sandbox | None:
+    """This node's sandbox for a pair, from the run's `run.sandbox`: its own bwrap, its own
+    paths (the agent's binary, the testCommand's programs, its $HOME); nothing of the user's
+    repository is here to hide, but the node's temporary directory, with every history copy and
+    workspace of the run, is. `auto` without a working bwrap: None and a warning;
+    `bwrap`: a `SandboxError` (the pair's error)."""
+    env = process.clean_env()
+    return prepare_sandbox(
+        config.run.sandbox,
+        network=config.run.sandbox_network,
+        repo_root=None,
+        link=[],
+        exposures=[(source, adapter.sandbox_exposure(env))],
+        test_command=config.testCommand,
+        home_writable=config.run.sandbox_home_writable,
+        env=env,
+        warn=warn,
+        temp_root=Path(_system_temp()).resolve(),
+    )
+
+
 _SYSTEM_TEMP: list[str] = []
 
 
@@ -250,14 +431,20 @@ def _system_temp() -> str:
     return _SYSTEM_TEMP[0]
 
 
-def _history_copy(folder: Path, base: str, load_pack: Callable[[], bytes]) -> tuple[Path, bool]:
-    """The node's bare copy of the history up to `base`, made by the first pair that needs it."""
+def _history_copy(
+    folder: Path, tips: tuple[str, ...], load_pack: Callable[[], bytes]
+) -> tuple[Path, bool]:
+    """The node's bare copy of the history up to `tips` (a task's base, and a merge task's
+    other parent), made by the first pair that needs it; `main` points at the base."""
     folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"{base}.git"
-    with _flock(folder / f"{base}.lock"):
+    # A copy holding a merge task's other parent is its own: those commits need not be
+    # ancestors of the base, so a fix task of the same base must not see them.
+    name = "-".join(tips)
+    target = folder / f"{name}.git"
+    with _flock(folder / f"{name}.lock"):
         if (target / "HEAD").exists():
             return target, False
-        building = folder / f"{base}.partial"
+        building = folder / f"{name}.partial"
         shutil.rmtree(building, ignore_errors=True)
         building.mkdir()
         # No template: the node's init.templateDir may hold hooks.
@@ -266,7 +453,7 @@ def _history_copy(folder: Path, base: str, load_pack: Callable[[], bytes]) -> tu
         pack.parent.mkdir(parents=True, exist_ok=True)
         pack.write_bytes(load_pack())
         _git(["git", "index-pack", str(pack)], cwd=building)
-        _git(["git", "update-ref", "refs/heads/main", base], cwd=building)
+        _git(["git", "update-ref", "refs/heads/main", tips[0]], cwd=building)
         _git(["git", "symbolic-ref", "HEAD", "refs/heads/main"], cwd=building)
         building.rename(target)
         return target, True

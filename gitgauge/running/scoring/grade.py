@@ -85,6 +85,9 @@ def _grade_per_test(
     # into a directory of its own, bound writable, and the report is kept in the logs afterwards.
     holder = Path(tempfile.mkdtemp(prefix="gitgauge-junit-")) if sandbox else None
     try:
+        wrapper = []
+        if sandbox is not None and holder is not None:
+            wrapper = sandbox.argv(workspace, agent=False, writable=[holder])
         suite = run_suite(
             config,
             workspace,
@@ -92,11 +95,7 @@ def _grade_per_test(
             report_path=holder / "report.xml" if holder else kept,
             stdout_path=log_dir / "test.stdout",
             stderr_path=log_dir / "test.stderr",
-            wrapper=(
-                sandbox.argv(workspace, agent=False, writable=[holder])
-                if sandbox is not None and holder is not None
-                else ()
-            ),
+            wrapper=wrapper,
         )
         if holder is not None and (holder / "report.xml").is_file():
             shutil.copyfile(holder / "report.xml", kept)

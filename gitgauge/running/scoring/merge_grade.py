@@ -77,7 +77,7 @@ def grade_merge(
     staged = _entries(repo.git("ls-files", "-s", "-z", cwd=workspace), staged=True)
     for path in setup_files:
         staged.pop(path, None)
-    recorded = _entries(repo.git("ls-tree", "-r", "-z", task.merge), staged=False)
+    recorded = _entries(repo.tree_listing(task.merge), staged=False)
     automerged = _entries(
         repo.git("ls-tree", "-r", "-z", state.start.automerged_tree, cwd=workspace), staged=False
     )
