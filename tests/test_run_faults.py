@@ -167,17 +167,30 @@ def test_a_cheating_agent_reads_nothing_of_the_fix_unless_history_is_full(
     script = tmp_path / "cheat.sh"
     script.write_text(CHEAT, encoding="utf-8")
     cheat = agent_config(tmp_path / "configs", "cheat", adapter="script", command=f"sh {script}")
+    gold = agent_config(tmp_path / "configs", "gold", adapter="gold")
     env = dict(os.environ, CHEAT_OUT=str(out))
-    outcome = run_gitgauge("run", "-c", cheat, cwd=demo.root, env=env)
+    # gold works on each task first and stages the fix's files in its workspace: the cheat that
+    # follows must not find those objects either.
+    outcome = run_gitgauge("run", "-c", gold, "-c", cheat, "-j", "1", cwd=demo.root, env=env)
     assert outcome.returncode == 0, outcome.stderr
     leaks = []
     for path in (demo.root / ".gitgauge" / "tasks").glob("*.yaml"):
         task = yaml.safe_load(path.read_text(encoding="utf-8"))
         found = Path(f"{out}.{task['id']}").read_text(encoding="utf-8", errors="replace")
-        # Each task's own fix: its sha, its subject, its test file's new contents.
+        # Each task's own fix: its sha, its subject, the blobs of its changed source files.
         assert task["base"] in found  # history up to base is there
+        changed = demo.git("diff", "--name-only", task["base"], task["fix"]).split()
+        fixed_blobs = [
+            demo.git("rev-parse", f"{task['fix']}:{name}").strip()
+            for name in changed
+            if not is_test_file(name)
+            and name in demo.git("ls-tree", "-r", "--name-only", task["fix"])
+        ]
+        assert fixed_blobs
         if task["fix"] in found or task["subject"] in found:
             leaks.append(task["id"])
+        elif any(blob in found for blob in fixed_blobs):
+            leaks.append(f"{task['id']} (gold's staged fix)")
     if history == "isolated":
         assert leaks == []
     else:

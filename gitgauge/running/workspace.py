@@ -161,7 +161,9 @@ class TaskWorkspaces:
     @contextmanager
     def workspace(self) -> Iterator[Path]:
         """A fresh checkout of `base` with `worktree.link` linked; removed afterwards."""
-        if self._copy is not None and (self.other is not None or self.given is not None):
+        if self._copy is not None:
+            # Every pair in a repository of its own over the task's copy: the objects an agent
+            # writes (gold's staged fix, a merge resolution, commits) never reach the next pair.
             with self._overlay_workspace(self._copy) as path:
                 yield path
             return
@@ -179,7 +181,8 @@ class TaskWorkspaces:
     @contextmanager
     def _overlay_workspace(self, copy: HistoryCopy) -> Iterator[Path]:
         """A checkout in a repository of its own that reads the task's copy: the objects one
-        agent writes (a merge task's staged resolution) stay out of the next one's way."""
+        agent writes (gold's staged fix, a merge task's staged resolution) stay out of the next
+        one's way."""
         with deferred():
             holder = Path(tempfile.mkdtemp(prefix=HISTORY_PREFIX))
             write_owner(holder, repository=self.repo.root, kind="history")
