@@ -43,7 +43,7 @@ from gitgauge.running.executors.shipped import (
     run_on_node,
     ship_harness,
 )
-from gitgauge.running.run import plan_run
+from gitgauge.running.plan import plan_run
 from gitgauge.running.sandbox import probe
 
 HEAD_IP = "127.0.0.2"

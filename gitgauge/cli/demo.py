@@ -19,7 +19,7 @@ from gitgauge.init import init as init_repository
 from gitgauge.mining.mine import mine as mine_history
 from gitgauge.reporting.compare import compare as compare_sides
 from gitgauge.reporting.compare_render import render_text as render_comparison
-from gitgauge.running.run import plan_run, plan_sandbox
+from gitgauge.running.plan import plan_run, plan_sandbox
 
 
 def demo(

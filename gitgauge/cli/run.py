@@ -19,7 +19,7 @@ from gitgauge.reporting.render import render as render_report
 from gitgauge.reporting.rows import build_rows as report_rows
 from gitgauge.reporting.rows import describe_pair
 from gitgauge.running.executors import PairExecutor, open_executor
-from gitgauge.running.run import (
+from gitgauge.running.plan import (
     PlannedConfig,
     ResumeFrom,
     RunPlan,

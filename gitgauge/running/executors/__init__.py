@@ -9,14 +9,16 @@ from typing import TYPE_CHECKING, Protocol
 from gitgauge.core.records import RepoConfig, RunResult, Task
 
 if TYPE_CHECKING:
-    from gitgauge.running.run import PlannedConfig, _Pair, _PairJob
+    from gitgauge.running.pair import Pair
+    from gitgauge.running.plan import PlannedConfig
+    from gitgauge.running.run import PairJob
 
 
 class PairExecutor(Protocol):
     def run_pairs(
         self,
-        pending: Sequence[_PairJob],
-        pair: _Pair,
+        pending: Sequence[PairJob],
+        pair: Pair,
         *,
         on_start: Callable[[PlannedConfig, Task], None],
     ) -> Generator[RunResult, None, None]:

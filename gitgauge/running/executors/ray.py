@@ -40,7 +40,9 @@ from gitgauge.running.executors.shipped import (
 )
 
 if TYPE_CHECKING:
-    from gitgauge.running.run import PlannedConfig, _Pair, _PairJob
+    from gitgauge.running.pair import Pair
+    from gitgauge.running.plan import PlannedConfig
+    from gitgauge.running.run import PairJob
 
 try:
     import ray
@@ -121,8 +123,8 @@ class RayExecutor:
 
     def run_pairs(
         self,
-        pending: Sequence[_PairJob],
-        pair: _Pair,
+        pending: Sequence[PairJob],
+        pair: Pair,
         *,
         on_start: Callable[[PlannedConfig, Task], None],
     ) -> Generator[RunResult, None, None]:
@@ -139,7 +141,7 @@ class RayExecutor:
             name = job.planned.config.name
             if name not in harnesses:
                 harnesses[name] = ray.put(self._ship_harness(job.planned, pair))
-        running: dict[Any, _PairJob] = {}
+        running: dict[Any, PairJob] = {}
         try:
             for job in pending:
                 task = job.task
@@ -178,7 +180,7 @@ class RayExecutor:
                 self._stop(list(running))
 
     @staticmethod
-    def _ship_harness(planned: PlannedConfig, pair: _Pair) -> ShippedHarness:
+    def _ship_harness(planned: PlannedConfig, pair: Pair) -> ShippedHarness:
         """The config's harness sources by value, as the run recorded them (a source changed
         since is refused: the pairs would run another harness than the one recorded)."""
         shipped = ship_harness(planned.harness)
@@ -192,7 +194,7 @@ class RayExecutor:
                 )
         return shipped
 
-    def _receive(self, ref: Any, job: _PairJob, pair: _Pair) -> RunResult:
+    def _receive(self, ref: Any, job: PairJob, pair: Pair) -> RunResult:
         try:
             outcome: NodePairOutcome = ray.get(ref)
         except ray.exceptions.RayTaskError:

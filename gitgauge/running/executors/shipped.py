@@ -8,7 +8,7 @@ config's harness sources by value (the `files` overlays and the `configDir`, nev
 credentials file), once per config. The node turns the pack into a bare history copy once
 (later pairs of the task on that node reuse it; each pair works in an overlay repository of its
 own), lays the harness sources out in the pair's own directory, makes its own sandbox from
-`run.sandbox` (its bwrap, its paths), and runs the same `_Pair.run` as a local run, on a
+`run.sandbox` (its bwrap, its paths), and runs the same `Pair.run` as a local run, on a
 `ShippedRepository` that answers the fix's files from what was shipped. Comes back: the
 `RunResult` and the pair's log files.
 
@@ -324,9 +324,10 @@ def run_on_node(
     *,
     node: str,
 ) -> NodePairOutcome:
-    """Run one pair here with `_Pair.run`, exactly as a local run does, with the config's
+    """Run one pair here with `Pair.run`, exactly as a local run does, with the config's
     harness laid out from `harness` (what the driver read); `node` names this node in messages."""
-    from gitgauge.running.run import PlannedConfig, _Pair
+    from gitgauge.running.pair import Pair
+    from gitgauge.running.plan import PlannedConfig
     from gitgauge.running.workspace import TaskWorkspaces
 
     planned = request.planned
@@ -374,7 +375,7 @@ def run_on_node(
                     finishedAt=now,
                 )
             else:
-                pair = _Pair(repo, config, store, request.run_id, warnings.append, sandbox=sandbox)
+                pair = Pair(repo, config, store, request.run_id, warnings.append, sandbox=sandbox)
                 with TaskWorkspaces(
                     repo,
                     task.base,

@@ -1,0 +1,198 @@
+"""Planning a run: the agent configs loaded and checked (adapter, harness), the tasks chosen,
+the sandbox decided, and what `--resume` takes over from the run it continues. Nothing here
+starts an agent; every error is raised before any workspace is made.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitgauge.core import fingerprint, process
+from gitgauge.core.config import load_agent_config
+from gitgauge.core.errors import ConfigError, TaskError, UsageError
+from gitgauge.core.git import Repository
+from gitgauge.core.harness_diff import changed_parts
+from gitgauge.core.records import AgentConfig, RepoConfig, RunManifest, Task
+from gitgauge.core.store import (
+    Store,
+    config_dir_name,
+)
+from gitgauge.core.worktree import Warn
+from gitgauge.running import harness as harnesses
+from gitgauge.running.adapters.base import Adapter, create
+from gitgauge.running.harness import Harness
+from gitgauge.running.sandbox import Sandbox, SandboxMode, prepare
+
+KNOWN_IDS_SHOWN = 5
+"""How many known task ids an unknown `--task` error lists."""
+
+
+@dataclass(frozen=True)
+class PlannedConfig:
+    config: AgentConfig
+    source: str
+    """The config file as given on the command line."""
+    adapter: Adapter
+    harness: Harness
+    """The config's files, configDir and env, checked."""
+
+
+def _planned(config: AgentConfig, source: str) -> PlannedConfig:
+    adapter = create(config, source=source)
+    return PlannedConfig(
+        config, source, adapter, harnesses.prepare(config, source=source, environ=os.environ)
+    )
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """Everything validated before the first workspace is made."""
+
+    configs: list[PlannedConfig]
+    tasks: list[Task]
+
+
+def plan_run(
+    repo: Repository,
+    store: Store,
+    config_files: Sequence[Path],
+    *,
+    task_id: str | None,
+    warn: Warn,
+) -> RunPlan:
+    """Load and check every agent config and pick the tasks; raise before any work starts."""
+    if not config_files:
+        raise UsageError("pass at least one agent config: gitgauge run -c config.yaml")
+    configs: list[PlannedConfig] = []
+    sources: dict[str, str] = {}
+    directories: dict[str, str] = {}
+    for path in config_files:
+        config = load_agent_config(path)
+        if config.name in sources:
+            raise ConfigError(
+                f"{path}: name: {config.name!r} is also the name in {sources[config.name]}; "
+                "give every config of a run its own name"
+            )
+        # Results live in a directory per config name; on a case-insensitive file system
+        # "Gold" and "gold" would share one.
+        directory = config_dir_name(config.name).lower()
+        if directory in directories:
+            raise ConfigError(
+                f"{path}: name: {config.name!r} is too close to {directories[directory]!r} "
+                "(they would share a results directory); rename one"
+            )
+        sources[config.name] = str(path)
+        directories[directory] = config.name
+        configs.append(_planned(config, str(path)))
+    for planned in configs:
+        planned.adapter.check()
+    return RunPlan(configs=configs, tasks=_select_tasks(repo, store, task_id, warn=warn))
+
+
+def _select_tasks(repo: Repository, store: Store, task_id: str | None, *, warn: Warn) -> list[Task]:
+    tasks = store.load_tasks(warn=warn)
+    if not tasks:
+        raise TaskError(f"no tasks in {store.tasks_dir}: run `gitgauge mine` first")
+    if task_id is not None:
+        chosen = [task for task in tasks if task.id == task_id]
+        if not chosen:
+            known = ", ".join(task.id for task in tasks[:KNOWN_IDS_SHOWN])
+            hidden = len(tasks) - KNOWN_IDS_SHOWN
+            more = f" and {hidden} more" if hidden > 0 else ""
+            raise TaskError(
+                f"unknown task {task_id!r}; known tasks: {known}{more} (see {store.tasks_dir})"
+            )
+        tasks = chosen
+    usable: list[Task] = []
+    for task in tasks:
+        needed = (task.base, task.fix, *([task.other] if task.other else []))
+        missing = [sha for sha in needed if not repo.has_commit(sha)]
+        if missing:
+            warn(
+                f"skipping task {task.id}: commit {missing[0][:12]} is not in this repository "
+                "(history rewritten, or a shallow clone?)"
+            )
+        else:
+            usable.append(task)
+    if not usable:
+        raise TaskError("none of the selected tasks can run: their commits are missing")
+    return usable
+
+
+def plan_sandbox(
+    repo: Repository, repo_config: RepoConfig, plan: RunPlan, *, mode: SandboxMode, warn: Warn
+) -> Sandbox | None:
+    """The sandbox of a run (see `running/sandbox.py`), checked before any work starts."""
+    env = process.clean_env()
+    return prepare(
+        mode,
+        network=repo_config.run.sandbox_network,
+        repo_root=repo.root,
+        link=repo_config.worktree.link,
+        exposures=[(p.source, p.adapter.sandbox_exposure(env)) for p in plan.configs],
+        test_command=repo_config.testCommand,
+        home_writable=repo_config.run.sandbox_home_writable,
+        env=env,
+        warn=warn,
+    )
+
+
+@dataclass(frozen=True)
+class ResumeFrom:
+    """An earlier run to continue (`run --resume`)."""
+
+    run_id: str
+    manifest: RunManifest
+    retry_errors: bool = False
+    """Run again the pairs that ended as errors."""
+
+
+def plan_resume(
+    repo: Repository, store: Store, run_id: str | None, *, warn: Warn
+) -> tuple[RunPlan, RunManifest]:
+    """The configs and tasks of an earlier run, refusing a config file that changed since."""
+    runs = [run for run in store.load_runs(warn=warn) if run.manifest is not None]
+    if not runs:
+        raise TaskError(f"no run to resume in {store.runs_dir}: start one with `gitgauge run`")
+    if run_id is None or run_id == "latest":
+        stored = runs[-1]
+    else:
+        matches = [run for run in runs if run.run_id == run_id]
+        if not matches:
+            known = ", ".join(run.run_id for run in runs[-KNOWN_IDS_SHOWN:])
+            raise TaskError(f"unknown run {run_id!r}; recent runs: {known}")
+        stored = matches[0]
+    manifest = stored.manifest
+    assert manifest is not None
+    configs: list[PlannedConfig] = []
+    for source, recorded in zip(manifest.configFiles, manifest.configs, strict=True):
+        current = load_agent_config(Path(source))
+        planned = _planned(current, source)
+        before = fingerprint.load(store.run_dir(manifest.runId), recorded.name)
+        if before is not None:
+            now, _ = fingerprint.build(current, planned.harness.sources)
+            changed = changed_parts(before, fingerprint.StoredHarness(now, before.folder))
+            if current.name != recorded.name:
+                changed.insert(0, "name")
+        else:  # a run made before harnesses were recorded
+            changed = [] if fingerprint.redacted(current) == recorded else ["the YAML"]
+        if changed:
+            raise ConfigError(
+                f"{source}: changed since run {manifest.runId} started ({', '.join(changed)}); "
+                "resuming would mix two configurations under one name: restore it, or start a "
+                "new run"
+            )
+        configs.append(planned)
+    for planned in configs:
+        planned.adapter.check()
+    by_id = {task.id: task for task in store.load_tasks(warn=warn)}
+    tasks: list[Task] = []
+    for task_id in manifest.tasks:
+        if task_id in by_id:
+            tasks.append(by_id[task_id])
+        else:
+            warn(f"task {task_id} of run {manifest.runId} is no longer in {store.tasks_dir}")
+    return RunPlan(configs=configs, tasks=tasks), manifest
