@@ -36,13 +36,12 @@ from gitgauge.core.store import Store
 from gitgauge.running.executors.shipped import (
     NodePairRequest,
     fix_files,
-    harness_changes,
     node_root,
     pack_history,
     remove_node_run,
     run_on_node,
-    ship_harness,
 )
+from gitgauge.running.executors.shipped_harness import harness_changes, ship_harness
 from gitgauge.running.plan import plan_run
 from gitgauge.running.sandbox import probe
 

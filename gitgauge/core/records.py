@@ -3,6 +3,9 @@
 Field names are the on-disk keys, spelled as the spec spells them (`testCommand`, `testFiles`,
 `baseSuitePasses`), so a file written by gitgauge reads the same as the documentation. Records
 written by humans (`gitgauge.yaml`, agent configs) forbid unknown keys so a typo is an error.
+
+One module on purpose, though it is past 400 lines: it is the file-format reference in code, and
+a reader checking a key wants every record in one place (docs/file-formats.md follows it).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The sandbox policy: what an agent (and the scoring test commands) can see, as a `bwrap` argv.
 
-One module owns the policy (the README's "What an agent sees" table is this file in prose):
+One module owns the policy (the README's "What an agent sees" table is this file in prose); it
+stays whole past 400 lines so that every mount an agent gets is read in one place:
 
 - the workspace read-write at its own path; its git metadata as git needs it (the history
   copy read-only except the worktree's own admin directory and the copy's object store);

@@ -27,15 +27,17 @@ from gitgauge.running.executors.shipped import (
     NodeFacts,
     NodePairOutcome,
     NodePairRequest,
-    ShippedHarness,
     fix_files,
-    harness_changes,
     history_tips,
     node_root,
     pack_history,
     probe_node,
     remove_node_run,
     run_on_node,
+)
+from gitgauge.running.executors.shipped_harness import (
+    ShippedHarness,
+    harness_changes,
     ship_harness,
 )
 
