@@ -92,7 +92,11 @@ def _grade_per_test(
             report_path=holder / "report.xml" if holder else kept,
             stdout_path=log_dir / "test.stdout",
             stderr_path=log_dir / "test.stderr",
-            wrapper=sandbox.argv(workspace, agent=False, writable=[holder]) if holder else (),
+            wrapper=(
+                sandbox.argv(workspace, agent=False, writable=[holder])
+                if sandbox is not None and holder is not None
+                else ()
+            ),
         )
         if holder is not None and (holder / "report.xml").is_file():
             shutil.copyfile(holder / "report.xml", kept)
