@@ -381,7 +381,8 @@ def test_codex_and_claude_side_by_side_with_gold_and_noop_on_the_demo(
 ) -> None:
     root, home = demo
     isolate(home, monkeypatch)
-    tasks = [yaml.safe_load(p.read_text()) for p in sorted((root / ".gitgauge/tasks").iterdir())]
+    files = sorted((root / ".gitgauge/tasks").glob("*.yaml"))
+    tasks = [yaml.safe_load(path.read_text()) for path in files]
     assert len(tasks) == 3
     # The scripted model fixes the first two tasks and gives up on the third.
     scripts = [
@@ -399,21 +400,25 @@ def test_codex_and_claude_side_by_side_with_gold_and_noop_on_the_demo(
     with FakeResponsesAPI(steps=[{"message": "I cannot fix this."}], by_prompt=scripts) as fake:
         codex_home(home, fake.base_url)
         env = {**os.environ, **codex_env(tmp_path), **fake_claude_env(tmp_path, {})}
+        # Unsandboxed: the fake claude reads its scenario from tmp_path, which the sandbox hides
+        # (codex in the sandbox: tests/test_sandbox.py).
         ran = run_gitgauge(
             "run", "-c", str(tmp_path / "codex.yaml"), "-c", str(tmp_path / "claude.yaml"),
-            cwd=root, env=env,
+            "--sandbox", "none", cwd=root, env=env,
         )  # fmt: skip
         assert ran.returncode == 0, ran.stderr
         # Unpriced, on one task only (it is here for the report's footnote).
         ran = run_gitgauge(
             "run", "-c", str(tmp_path / "codex-unpriced.yaml"), "--task", tasks[0]["id"],
-            cwd=root, env=env,
+            "--sandbox", "none", cwd=root, env=env,
         )  # fmt: skip
     assert ran.returncode == 0, ran.stderr
 
     report = run_gitgauge("report", "--format", "json", cwd=root, env=env)
     rows = {row["config"]: row for row in json.loads(report.stdout)}
-    assert {name: (rows[name]["resolved"], rows[name]["errors"]) for name in rows} == {
+    # (The demo's own run also holds its scripted agent with and without a CLAUDE.md.)
+    ours = ("gold", "noop", "codex", "codex-unpriced", "claude")
+    assert {name: (rows[name]["resolved"], rows[name]["errors"]) for name in ours} == {
         "gold": (3, 0),
         "noop": (0, 0),
         "codex": (2, 0),
