@@ -317,6 +317,21 @@ def test_policy_errors_before_any_work(demo: Path, tmp_path: Path) -> None:
     env = dict(os.environ, GITGAUGE_CLAUDE_BIN=str(tools / "claude"))
     inside = run_gitgauge("run", "-c", claude, cwd=demo, env=env)
     one_error(inside, str(tools / "claude"), "inside your repository")
+    # ...also when the config's env names it (it wins over gitgauge's own environment).
+    outside = tmp_path / "outside-claude"
+    outside.write_text("#!/bin/sh\nexit 0\n", "utf-8")
+    outside.chmod(0o755)
+    named = agent_config(
+        tmp_path / "configs", "named", adapter="claude-code",
+        env={"GITGAUGE_CLAUDE_BIN": str(tools / "claude")},
+    )  # fmt: skip
+    env = dict(os.environ, GITGAUGE_CLAUDE_BIN=str(outside))
+    by_env = run_gitgauge("run", "-c", named, cwd=demo, env=env)
+    one_error(by_env, str(tools / "claude"), "inside your repository")
+    # A writable $HOME entry that holds the repository (the demo is ~/src/demo).
+    write_config(demo, sandbox="bwrap", sandbox_home_writable=["src/"])
+    holds = run_gitgauge("run", "-c", noop, cwd=demo)
+    one_error(holds, "run.sandbox_home_writable", "holds or lies inside your repository")
     # A worktree.link that leads back into the repository.
     (demo / "deps").symlink_to(demo)
     config = yaml.safe_load((demo / "gitgauge.yaml").read_text(encoding="utf-8"))

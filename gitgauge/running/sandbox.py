@@ -340,6 +340,7 @@ def prepare(
     dirs = path_dirs(env)
     files: list[Path] = []
     writable = list(home_writable)
+    writable_from = [("run.sandbox_home_writable in gitgauge.yaml", entry) for entry in writable]
     test_executables, _ = command_paths(test_command)
     named = [("testCommand in gitgauge.yaml", exe) for exe in test_executables]
     for source, exposure in exposures:
@@ -353,6 +354,7 @@ def prepare(
                 )
             files.append(file)
         writable += [entry for entry in exposure.home_writable if entry not in writable]
+        writable_from += [(source, entry) for entry in exposure.home_writable]
     for source, executable in named:
         if _under(executable.resolve(), hidden) or _under(executable.absolute(), hidden):
             raise SandboxError(
@@ -363,6 +365,9 @@ def prepare(
         dirs += installation(executable)
     home_text = env.get("HOME")
     home = Path(home_text).resolve() if home_text else None
+    if home is not None:
+        for source, entry in writable_from:
+            _refuse_writable_repository(source, home / entry.rstrip("/"), hidden, repo)
     if home is not None and agent_home_missing(home, writable):
         _create_home_entries(home, writable)
     return Sandbox(
@@ -376,6 +381,20 @@ def prepare(
         links=tuple(links),
         home_writable=tuple(writable),
     )
+
+
+def _refuse_writable_repository(
+    source: str, path: Path, hidden: Sequence[Path], repo: Path
+) -> None:
+    """A read-write mount for the agent must neither lie inside the hidden repository nor hold it:
+    either would bring (part of) it back, writable."""
+    for candidate in (path.absolute(), path.resolve()):
+        if _under(candidate, hidden) or any(_under(place, [candidate]) for place in hidden):
+            raise SandboxError(
+                f"{source}: {path} would be writable for the agent, but it holds or lies inside "
+                f"your repository {repo}, which the sandbox hides; choose a directory outside "
+                "it, or set run.sandbox: none"
+            )
 
 
 def agent_home_missing(home: Path, entries: Sequence[str]) -> bool:
