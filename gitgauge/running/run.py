@@ -154,7 +154,8 @@ def plan_sandbox(
     """The sandbox of a run (see `running/sandbox.py`), checked before any work starts.
 
     Each adapter is asked what it needs with the environment its agent will get (the config's
-    `env` included: a `GITGAUGE_CLAUDE_BIN` set there counts)."""
+    `env` included: a `GITGAUGE_CLAUDE_BIN`, `GITGAUGE_CODEX_BIN` or `CODEX_HOME` set there
+    counts)."""
     env = process.clean_env()
     return prepare(
         mode,
