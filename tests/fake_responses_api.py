@@ -47,9 +47,17 @@ class Request:
         return [item for item in items if item.get("type") == "function_call_output"]
 
     def user_texts(self) -> list[str]:
+        """The user messages: codex's AGENTS.md and environment context, then the prompt."""
+        return self._texts("user")
+
+    def developer_texts(self) -> list[str]:
+        """codex's instructions (its sandbox mode and approval policy among them)."""
+        return self._texts("developer")
+
+    def _texts(self, role: str) -> list[str]:
         texts: list[str] = []
         for item in self.body.get("input") or []:
-            if item.get("type") == "message" and item.get("role") == "user":
+            if item.get("type") == "message" and item.get("role") == role:
                 texts += [part.get("text", "") for part in item.get("content") or []]
         return texts
 
@@ -58,8 +66,11 @@ class Request:
 class FakeResponsesAPI:
     steps: list[dict[str, Any]]
     usage: dict[str, Any] = field(default_factory=lambda: dict(USAGE))
-    by_prompt: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
-    """Other steps for prompts containing a text: the first match wins, else `steps`."""
+    by_prompt: list[tuple[str | tuple[str, ...], list[dict[str, Any]]]] = field(
+        default_factory=list
+    )
+    """Other steps for requests whose user messages contain a text (or every text of a tuple):
+    the first match wins, else `steps`."""
     extra_events: list[dict[str, Any]] = field(default_factory=list)
     """Sent before `response.completed` (unknown event types, say)."""
     requests: list[Request] = field(default_factory=list)
@@ -114,7 +125,7 @@ class FakeResponsesAPI:
             return 404, b"{}"
         index = len(request.tool_outputs())
         prompt = "\n".join(request.user_texts())
-        steps = next((s for needle, s in self.by_prompt if needle in prompt), self.steps)
+        steps = next((s for needles, s in self.by_prompt if _all_in(needles, prompt)), self.steps)
         step = steps[min(index, len(steps) - 1)]
         if "status" in step:
             error = {"error": {"message": "scripted failure", "type": "invalid_request_error"}}
@@ -143,6 +154,10 @@ class FakeResponsesAPI:
         ]
         stream = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
         return 200, stream.encode()
+
+
+def _all_in(needles: str | tuple[str, ...], text: str) -> bool:
+    return all(needle in text for needle in ((needles,) if isinstance(needles, str) else needles))
 
 
 def codex_home(home: Path, base_url: str, *, model: str = "gpt-fake") -> Path:

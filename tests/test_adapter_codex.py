@@ -1,7 +1,9 @@
 """The codex adapter against the REAL Codex CLI (npm `@openai/codex`), pointed at a loopback fake
 of the OpenAI Responses API (tests/fake_responses_api.py): argv, stdin, working directory, the
-edit it makes through its command tool, the tokens of its `--json` events, pricing, failures, and
-gold / noop / codex side by side on the demo repository through the CLI.
+edit it makes through its command tool, the tokens of its `--json` events, pricing, failures, an
+agent config's harness (`prompt:` template, an `AGENTS.md` in `files`, `env`) reaching what codex
+sends, and gold / noop / codex side by side on the demo repository through the CLI. (Codex inside
+the bubblewrap sandbox: tests/test_sandbox.py.)
 
 Without codex on PATH these tests skip; with CI=true they fail instead (.ci/run installs it).
 """
@@ -13,20 +15,28 @@ import json
 import os
 import shutil
 import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
 from conftest import GitRepo, isolate, run_gitgauge
 from fake_claude import envelope_fixture, fake_claude_env
-from fake_responses_api import FakeResponsesAPI, codex_env, codex_home
+from fake_responses_api import FakeResponsesAPI, Request, codex_env, codex_home
 
 from gitgauge.core import process
 from gitgauge.core.errors import AdapterError
 from gitgauge.core.git import Repository
 from gitgauge.core.records import AgentConfig, Pricing, Task
 from gitgauge.running.adapters.base import Adapter, AdapterContext, AdapterOutcome, create
-from gitgauge.running.adapters.codex import BASE_ARGS, codex_argv, parse_version
+from gitgauge.running.adapters.codex import (
+    BASE_ARGS,
+    codex_argv,
+    home_exposure,
+    parse_version,
+    sandbox_mode_for,
+)
 from gitgauge.running.adapters.codex_events import parse_events
 
 REAL_CODEX = shutil.which("codex")
@@ -49,6 +59,7 @@ exec "$REAL_CODEX" "$@" < "$RECORD_DIR/stdin"
 
 
 def executable(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
     return path
@@ -381,9 +392,8 @@ def test_codex_and_claude_side_by_side_with_gold_and_noop_on_the_demo(
 ) -> None:
     root, home = demo
     isolate(home, monkeypatch)
-    tasks = [
-        yaml.safe_load(p.read_text()) for p in sorted((root / ".gitgauge/tasks").glob("*.yaml"))
-    ]
+    files = sorted((root / ".gitgauge/tasks").glob("*.yaml"))
+    tasks = [yaml.safe_load(path.read_text()) for path in files]
     assert len(tasks) == 3
     # The scripted model fixes the first two tasks and gives up on the third.
     scripts = [
@@ -401,7 +411,8 @@ def test_codex_and_claude_side_by_side_with_gold_and_noop_on_the_demo(
     with FakeResponsesAPI(steps=[{"message": "I cannot fix this."}], by_prompt=scripts) as fake:
         codex_home(home, fake.base_url)
         env = {**os.environ, **codex_env(tmp_path), **fake_claude_env(tmp_path, {})}
-        # No sandbox: the fake claude reads its scenario outside the workspace.
+        # Unsandboxed: the fake claude reads its scenario from tmp_path, which the sandbox hides
+        # (codex in the sandbox: tests/test_sandbox.py).
         ran = run_gitgauge(
             "run", "-c", str(tmp_path / "codex.yaml"), "-c", str(tmp_path / "claude.yaml"),
             "--sandbox", "none", cwd=root, env=env,
@@ -410,13 +421,15 @@ def test_codex_and_claude_side_by_side_with_gold_and_noop_on_the_demo(
         # Unpriced, on one task only (it is here for the report's footnote).
         ran = run_gitgauge(
             "run", "-c", str(tmp_path / "codex-unpriced.yaml"), "--task", tasks[0]["id"],
-            cwd=root, env=env,
+            "--sandbox", "none", cwd=root, env=env,
         )  # fmt: skip
     assert ran.returncode == 0, ran.stderr
 
     report = run_gitgauge("report", "--format", "json", cwd=root, env=env)
     rows = {row["config"]: row for row in json.loads(report.stdout)}
-    assert {name: (rows[name]["resolved"], rows[name]["errors"]) for name in rows} == {
+    # (The demo's own run also holds its scripted agent with and without a CLAUDE.md.)
+    ours = ("gold", "noop", "codex", "codex-unpriced", "claude")
+    assert {name: (rows[name]["resolved"], rows[name]["errors"]) for name in ours} == {
         "gold": (3, 0),
         "noop": (0, 0),
         "codex": (2, 0),
@@ -444,3 +457,176 @@ def test_codex_and_claude_side_by_side_with_gold_and_noop_on_the_demo(
     footnote = " ".join(table.split())
     assert "AVG COST is - for codex-unpriced: its agent reports tokens but no cost" in footnote
     assert "pricing:" in footnote and "for gold" not in footnote
+
+
+# -- the harness: a prompt: template, an AGENTS.md overlay and env, through the CLI ---------------
+
+TEMPLATE = "Team rule TEMPLATE-MARK applies.\n\n{prompt}\n\nTask {taskId}; tests: {testFiles}."
+AGENTS_MD = "AGENTS-MARK: slugs keep their digits.\n"
+HARNESS_KEY = "sk-from-the-harness-env"
+
+
+@dataclass(frozen=True)
+class HarnessRun:
+    root: Path
+    run_dir: Path
+    task: dict[str, object]
+    requests: dict[str, list[Request]]
+    """The model requests of each config, told apart by the API key codex sent."""
+
+
+def codex_run_env(home: Path, tmp: Path) -> dict[str, str]:
+    """gitgauge's environment for a real codex run: HOME at `home` (with a git identity), nothing
+    that reaches a real API, redirects git or picks another codex."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / ".gitconfig").write_text(
+        "[user]\n\tname = gitgauge tests\n\temail = tests@gitgauge.invalid\n", "utf-8"
+    )
+    dropped = ("ANTHROPIC_", "OPENAI_", "CODEX_", "GITGAUGE_", "GIT_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(dropped)}
+    env.update(HOME=str(home), GIT_CONFIG_GLOBAL=str(home / ".gitconfig"), GIT_CONFIG_NOSYSTEM="1")
+    return {**env, **codex_env(tmp)}
+
+
+@pytest.fixture(scope="module")
+def harness_run(
+    demo_repository: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[HarnessRun]:
+    """One `gitgauge run` of two codex configs on the demo's slug task: `plain`, and `harnessed`
+    (a prompt template, an AGENTS.md overlay, the API key through `env`). The scripted model
+    fixes the task only when it sees both the template's and AGENTS.md's text, and also scribbles
+    into AGENTS.md."""
+    assert REAL_CODEX is not None, "codex is not installed (npm install -g @openai/codex)"
+    base = tmp_path_factory.mktemp("codex-harness")
+    root = base / "demo"
+    shutil.copytree(demo_repository[0], root, symlinks=True)
+    (task_file,) = (root / ".gitgauge/tasks").glob("*-fix-slugify-drops-digits.yaml")
+    task = yaml.safe_load(task_file.read_text(encoding="utf-8"))
+    configs = base / "configs"
+    configs.mkdir()
+    (configs / "agents.md").write_text(AGENTS_MD, encoding="utf-8")
+    (configs / "plain.yaml").write_text("name: plain\nadapter: codex\n", "utf-8")
+    harnessed = {
+        "name": "harnessed",
+        "adapter": "codex",
+        "prompt": TEMPLATE,
+        "files": {"AGENTS.md": "agents.md"},
+        "env": {"GITGAUGE_TEST_OPENAI_KEY": "${HARNESS_KEY}"},
+    }
+    (configs / "harnessed.yaml").write_text(yaml.safe_dump(harnessed), "utf-8")
+    fix = fix_command(root, task) + " && echo scribbled >> AGENTS.md"
+    scripts = [(("TEMPLATE-MARK", "AGENTS-MARK"), [{"exec": fix}, {"message": "Fixed."}])]
+    env = {**codex_run_env(base / "home", base), "HARNESS_KEY": HARNESS_KEY}
+    with FakeResponsesAPI(steps=[{"message": "I cannot fix this."}], by_prompt=scripts) as fake:
+        codex_home(base / "home", fake.base_url)
+        ran = run_gitgauge(
+            "run", "-c", str(configs / "plain.yaml"), "-c", str(configs / "harnessed.yaml"),
+            "--task", task["id"], "--sandbox", "none", cwd=root, env=env,
+        )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    # The demo's own gold and noop run is there too.
+    (run_dir,) = [r for r in (root / ".gitgauge/runs").iterdir() if (r / "results/plain").is_dir()]
+    by_key: dict[str, list[Request]] = {"plain": [], "harnessed": []}
+    for request in fake.model_requests():
+        key = request.headers["authorization"]
+        by_key["harnessed" if key == f"Bearer {HARNESS_KEY}" else "plain"].append(request)
+    yield HarnessRun(root, run_dir, task, by_key)
+
+
+def result_of(run: HarnessRun, config: str) -> dict[str, object]:
+    (path,) = (run.run_dir / "results" / config).glob("*.json")
+    result: dict[str, object] = json.loads(path.read_text(encoding="utf-8"))
+    return result
+
+
+@needs_codex
+def test_the_rendered_prompt_and_agents_md_reach_codex_and_decide(harness_run: HarnessRun) -> None:
+    task = harness_run.task
+    rendered = TEMPLATE.format(
+        prompt=task["prompt"], taskId=task["id"], testFiles=", ".join(task["testFiles"])
+    )
+    harnessed = "\n".join(harness_run.requests["harnessed"][0].user_texts())
+    plain = "\n".join(harness_run.requests["plain"][0].user_texts())
+    # On stdin: the template applied (codex sends it as the last user message), not the bare
+    # prompt; AGENTS.md as codex's own project instructions. The plain config got neither.
+    assert rendered.strip() in harnessed
+    assert AGENTS_MD.strip() in harnessed
+    assert str(task["prompt"]).strip() in plain
+    assert "TEMPLATE-MARK" not in plain and "AGENTS-MARK" not in plain
+    assert result_of(harness_run, "harnessed")["status"] == "resolved"
+    assert result_of(harness_run, "plain")["status"] == "unresolved"
+
+
+@needs_codex
+def test_the_harness_env_reaches_codex(harness_run: HarnessRun) -> None:
+    # The key in the harnessed config's env (`${HARNESS_KEY}`) is the one codex sent; the plain
+    # config's requests carry the key of gitgauge's own environment.
+    assert len(harness_run.requests["harnessed"]) == 2
+    assert len(harness_run.requests["plain"]) == 1
+    key = harness_run.requests["plain"][0].headers["authorization"]
+    assert key == "Bearer sk-gitgauge-test"
+
+
+@needs_codex
+def test_the_agents_md_overlay_is_not_in_the_diff(harness_run: HarnessRun) -> None:
+    result = result_of(harness_run, "harnessed")
+    assert result["diffFiles"] == 1, result
+    logs = harness_run.run_dir / "logs" / "harnessed"
+    (patch,) = logs.rglob("agent.patch")
+    text = patch.read_text(encoding="utf-8")
+    assert "textkit/slug.py" in text and "AGENTS.md" not in text and "scribbled" not in text
+    assert not (harness_run.root / "AGENTS.md").exists()
+
+
+# -- the codex adapter's choices, without codex ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sandboxed", "euid", "mode"),
+    [
+        (False, 0, "workspace-write"),
+        (False, 1000, "workspace-write"),
+        (True, 1000, "workspace-write"),
+        # Codex's nested bubblewrap cannot map uid 0 without CAP_SETFCAP, which bwrap dropped.
+        (True, 0, "danger-full-access"),
+    ],
+)
+def test_codex_keeps_its_own_sandbox_unless_it_cannot_start(
+    sandboxed: bool, euid: int, mode: str
+) -> None:
+    assert sandbox_mode_for(sandboxed=sandboxed, euid=euid) == mode
+    argv = codex_argv("codex", model=None, args=[], sandbox_mode=mode)
+    assert argv[:6] == ["codex", "exec", "--json", "-c", f'sandbox_mode="{mode}"', "-c"]
+
+
+def test_codex_home_decides_what_the_sandbox_makes_writable(tmp_path: Path) -> None:
+    home = Path(os.environ["HOME"])
+    assert home_exposure({"HOME": str(home)}) == ((".codex/",), [])
+    inside = {"HOME": str(home), "CODEX_HOME": str(home / "agents" / "codex")}
+    assert home_exposure(inside) == (("agents/codex/",), [])
+    elsewhere = tmp_path / "elsewhere"
+    assert home_exposure({"HOME": str(home), "CODEX_HOME": str(elsewhere)}) == ((), [elsewhere])
+
+
+def test_the_sandbox_exposes_node_and_a_native_binary_kept_outside_the_package(
+    tmp_path: Path,
+) -> None:
+    """An npm prefix whose platform package is a link into a store elsewhere (pnpm): the launcher,
+    node (named by `#!/usr/bin/env node`, so not found from the launcher) and the native binary."""
+    package = tmp_path / "prefix/lib/node_modules/@openai/codex"
+    launcher = executable(package / "bin" / "codex.js", "#!/usr/bin/env node\n")
+    native = tmp_path / "store/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
+    executable(native, "")
+    (package / "node_modules/@openai").mkdir(parents=True)
+    (package / "node_modules/@openai/codex-linux-x64").symlink_to(
+        tmp_path / "store/codex-linux-x64"
+    )
+    (tmp_path / "prefix/bin").mkdir()
+    (tmp_path / "prefix/bin/codex").symlink_to(launcher)
+    node = executable(tmp_path / "node-bin" / "node", "")
+    env = {"PATH": f"{tmp_path / 'prefix/bin'}:{node.parent}", "HOME": str(tmp_path)}
+
+    exposure = codex_adapter().sandbox_exposure(env)
+
+    assert exposure.executables == [tmp_path / "prefix/bin/codex", node, native]
+    assert list(exposure.home_writable) == [".codex/"]

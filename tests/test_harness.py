@@ -359,6 +359,11 @@ BAD_HARNESSES: list[tuple[dict[str, Any], str]] = [
         "configDir: the gold adapter runs no agent",
     ),
     (
+        {"adapter": "codex", "configDir": "with-conftest"},
+        "configDir: the codex adapter runs no agent that reads it; remove the key (configDir is "
+        "for claude-code and script; for codex, lay AGENTS.md with files:",
+    ),
+    (
         {"env": {"TOKEN": "${GG_SURELY_UNSET}"}},
         "env: TOKEN: ${GG_SURELY_UNSET} is not set in gitgauge's environment",
     ),

@@ -323,6 +323,34 @@ def test_policy_errors_before_any_work(demo: Path, tmp_path: Path) -> None:
     env = dict(os.environ, GITGAUGE_CLAUDE_BIN=str(tools / "claude"))
     inside = run_gitgauge("run", "-c", claude, cwd=demo, env=env)
     one_error(inside, str(tools / "claude"), "inside your repository")
+    # ...also when the config's env names it (it wins over gitgauge's own environment).
+    outside = tmp_path / "outside-claude"
+    outside.write_text("#!/bin/sh\nexit 0\n", "utf-8")
+    outside.chmod(0o755)
+    named = agent_config(
+        tmp_path / "configs", "named", adapter="claude-code",
+        env={"GITGAUGE_CLAUDE_BIN": str(tools / "claude")},
+    )  # fmt: skip
+    env = dict(os.environ, GITGAUGE_CLAUDE_BIN=str(outside))
+    by_env = run_gitgauge("run", "-c", named, cwd=demo, env=env)
+    one_error(by_env, str(tools / "claude"), "inside your repository")
+    # codex's state directory (CODEX_HOME, here through the config's env) inside the repository.
+    stub = tmp_path / "stub" / "codex"
+    stub.parent.mkdir()
+    stub.write_text("#!/bin/sh\necho codex-cli 0.171.0\n", "utf-8")
+    stub.chmod(0o755)
+    state = demo / ".codex-home"
+    codex = agent_config(
+        tmp_path / "configs", "codex", adapter="codex", env={"CODEX_HOME": str(state)}
+    )
+    env = dict(os.environ, GITGAUGE_CODEX_BIN=str(stub))
+    state_inside = run_gitgauge("run", "-c", codex, cwd=demo, env=env)
+    one_error(state_inside, codex, str(state), "inside your repository")
+    assert not state.exists()
+    # ...as a $HOME entry made writable that holds the repository (the demo is ~/src/demo).
+    write_config(demo, sandbox="bwrap", sandbox_home_writable=["src/"])
+    holds = run_gitgauge("run", "-c", noop, cwd=demo)
+    one_error(holds, "run.sandbox_home_writable", "holds or lies inside your repository")
     # A worktree.link that leads back into the repository.
     (demo / "deps").symlink_to(demo)
     config = yaml.safe_load((demo / "gitgauge.yaml").read_text(encoding="utf-8"))
@@ -382,6 +410,66 @@ def test_the_real_claude_cli_resolves_a_task_inside_the_sandbox(demo: Path, tmp_
     # $HOME was read-only but for the CLI's own entries: its session went to ~/.claude.
     assert sorted(p.name for p in home.iterdir()) == [".claude", ".claude.json", ".gitconfig"]
     assert list((home / ".claude" / "projects").rglob("*.jsonl")), "no session was saved"
+
+
+def test_the_real_codex_cli_resolves_a_task_inside_the_sandbox(demo: Path, tmp_path: Path) -> None:
+    """The real codex CLI (npm `@openai/codex`) against the loopback fake Responses API, in two
+    configs: one with codex's state in ~/.codex, one with `CODEX_HOME` outside $HOME (through the
+    config's `env`). Both start, run their command in the workspace and resolve the demo's slug
+    task inside the sandbox; $HOME stays read-only but for ~/.codex."""
+    require_bwrap()
+    from fake_responses_api import API_KEY, API_KEY_ENV, FakeResponsesAPI, codex_home
+    from real_components import require
+
+    require(shutil.which("codex") is not None, "the codex CLI (npm install -g @openai/codex)")
+    (task_file,) = (demo / ".gitgauge" / "tasks").glob("*-fix-slugify-drops-digits.yaml")
+    task = yaml.safe_load(task_file.read_text(encoding="utf-8"))
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[user]\n\tname = t\n\temail = t@t.invalid\n", "utf-8")
+    elsewhere = tmp_path / "elsewhere" / ".codex"
+    write_config(demo, sandbox="bwrap")
+    configs = tmp_path / "configs"
+    paths = [
+        agent_config(configs, "boxed", adapter="codex"),
+        agent_config(configs, "elsewhere", adapter="codex", env={"CODEX_HOME": str(elsewhere)}),
+    ]
+    dropped = ("ANTHROPIC_", "OPENAI_", "CODEX_", "GITGAUGE_", "GIT_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(dropped)}
+    env.update(
+        HOME=str(home),
+        GIT_CONFIG_GLOBAL=str(home / ".gitconfig"),
+        GIT_CONFIG_NOSYSTEM="1",
+        **{API_KEY_ENV: API_KEY},
+    )
+    # The command also says where it ran: PID 1 of its namespace; whether it sees the repository.
+    look = f"{FIXER} && cat /proc/1/comm && test ! -e {demo / SLUG_FILE} && echo repository-hidden"
+    steps = [{"exec": look}, {"message": "Fixed."}]
+    with FakeResponsesAPI(steps=[{"message": "No."}], by_prompt=[(task["subject"], steps)]) as api:
+        codex_home(home, api.base_url)
+        codex_home(elsewhere.parent, api.base_url)
+        args = [arg for path in paths for arg in ("-c", path)]
+        outcome = run_gitgauge("run", *args, "--task", task["id"], cwd=demo, env=env)
+    assert outcome.returncode == 0, outcome.stderr
+    (run_id,) = run_ids(demo)
+    assert verdicts(demo, run_id) == {
+        ("boxed", task["id"]): "resolved",
+        ("elsewhere", task["id"]): "resolved",
+    }, outcome.stdout
+    manifest = json.loads((demo / ".gitgauge" / "runs" / run_id / "run.json").read_text("utf-8"))
+    assert manifest["sandbox"] == "bwrap"
+    # Codex's own sandbox cannot start inside bwrap as root (see adapters/codex.py): it was told
+    # so, and its command ran (resolved); as another user it keeps workspace-write.
+    mode = "danger-full-access" if os.geteuid() == 0 else "workspace-write"
+    requests = api.model_requests()
+    instructions = "\n".join(requests[0].developer_texts())
+    assert f"`sandbox_mode` is `{mode}`" in instructions
+    outputs = [str(o.get("output")) for r in requests for o in r.tool_outputs()]
+    assert len(outputs) == 2 and all("bwrap\nrepository-hidden" in o for o in outputs), outputs
+    # $HOME was read-only but for ~/.codex; each config's session went to its own CODEX_HOME.
+    assert sorted(p.name for p in home.iterdir()) == [".codex", ".gitconfig"]
+    assert len(list((home / ".codex" / "sessions").rglob("*.jsonl"))) == 1
+    assert len(list((elsewhere / "sessions").rglob("*.jsonl"))) == 1
 
 
 def test_sandbox_network_false_cuts_the_network(demo: Path, tmp_path: Path) -> None:

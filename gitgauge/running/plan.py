@@ -125,14 +125,20 @@ def _select_tasks(repo: Repository, store: Store, task_id: str | None, *, warn: 
 def plan_sandbox(
     repo: Repository, repo_config: RepoConfig, plan: RunPlan, *, mode: SandboxMode, warn: Warn
 ) -> Sandbox | None:
-    """The sandbox of a run (see `running/sandbox.py`), checked before any work starts."""
+    """The sandbox of a run (see `running/sandbox.py`), checked before any work starts.
+
+    Each adapter is asked what it needs with the environment its agent will get (the config's
+    `env` included: a `GITGAUGE_CLAUDE_BIN`, `GITGAUGE_CODEX_BIN` or `CODEX_HOME` set there
+    counts)."""
     env = process.clean_env()
     return prepare(
         mode,
         network=repo_config.run.sandbox_network,
         repo_root=repo.root,
         link=repo_config.worktree.link,
-        exposures=[(p.source, p.adapter.sandbox_exposure(env)) for p in plan.configs],
+        exposures=[
+            (p.source, p.adapter.sandbox_exposure({**env, **p.harness.env})) for p in plan.configs
+        ],
         test_command=repo_config.testCommand,
         home_writable=repo_config.run.sandbox_home_writable,
         env=env,

@@ -10,7 +10,8 @@ stays whole past 400 lines so that every mount an agent gets is read in one plac
 - a private `/tmp` (so no other workspace or history copy of gitgauge), a private `/proc` (own PID
   namespace) and a minimal `/dev`;
 - `$HOME` read-only, except the entries the agent must write (`~/.claude`, `~/.claude.json` for
-  the claude CLI; `run.sandbox_home_writable` adds more);
+  the claude CLI, `~/.codex` for codex; `run.sandbox_home_writable` adds more), and an agent's
+  own state directory that lives elsewhere (a `CODEX_HOME` outside `$HOME`), read-write;
 - the user's repository (with `.gitgauge/`) and its git directory not present at all, except the
   `worktree.link` directories, read-only;
 - the network shared, unless `run.sandbox_network: false`.
@@ -43,6 +44,8 @@ SYSTEM_DIRS_OPTIONAL = ("/nix", "/snap")
 PSEUDO_FILE_SYSTEMS = (Path("/proc"), Path("/sys"), Path("/dev"))
 CLAUDE_HOME_WRITABLE = (".claude/", ".claude.json")
 """What the claude CLI writes in $HOME: its settings, sessions and its state file."""
+CODEX_HOME_WRITABLE = (".codex/",)
+"""What codex writes in $HOME (without CODEX_HOME): its sessions, logs and helper binaries."""
 USERNS_SYSCTLS = (
     "kernel.unprivileged_userns_clone",
     "user.max_user_namespaces",
@@ -106,6 +109,8 @@ class Sandbox:
     """`worktree.link` directories of the repository, read-only at their own paths."""
     home_writable: tuple[str, ...] = field(default_factory=tuple)
     """Entries of $HOME mounted read-write for agents (relative; a trailing / is a directory)."""
+    agent_writable: tuple[Path, ...] = ()
+    """Directories outside $HOME mounted read-write for agents (a `CODEX_HOME` elsewhere)."""
 
     def argv(self, workspace: Path, *, agent: bool, writable: Sequence[Path] = ()) -> list[str]:
         """The `bwrap ...` prefix for a command in `workspace` (the agent's, or the tests');
@@ -155,6 +160,9 @@ class Sandbox:
                 path = self.home / entry.rstrip("/")
                 if path.exists():
                     args.extend(["--bind", str(path), str(path)])
+        if agent:
+            for path in self.agent_writable:
+                args.extend(["--bind", str(path), str(path)])
         args.extend(["--chdir", str(workspace), "--"])
         return args
 
@@ -287,6 +295,8 @@ class Exposure:
     executables: Sequence[Path] = ()
     files: Sequence[Path] = ()
     home_writable: Sequence[str] = ()
+    writable: Sequence[Path] = ()
+    """Directories outside $HOME the agent writes (its state directory, when set elsewhere)."""
 
 
 def prepare(
@@ -330,6 +340,8 @@ def prepare(
     dirs = path_dirs(env)
     files: list[Path] = []
     writable = list(home_writable)
+    writable_from = [("run.sandbox_home_writable in gitgauge.yaml", entry) for entry in writable]
+    agent_writable: list[Path] = []
     test_executables, _ = command_paths(test_command)
     named = [("testCommand in gitgauge.yaml", exe) for exe in test_executables]
     for source, exposure in exposures:
@@ -343,6 +355,10 @@ def prepare(
                 )
             files.append(file)
         writable += [entry for entry in exposure.home_writable if entry not in writable]
+        writable_from += [(source, entry) for entry in exposure.home_writable]
+        for directory in exposure.writable:
+            _refuse_writable_repository(source, directory, hidden, repo)
+            agent_writable.append(directory.resolve())
     for source, executable in named:
         if _under(executable.resolve(), hidden) or _under(executable.absolute(), hidden):
             raise SandboxError(
@@ -353,8 +369,13 @@ def prepare(
         dirs += installation(executable)
     home_text = env.get("HOME")
     home = Path(home_text).resolve() if home_text else None
+    if home is not None:
+        for source, entry in writable_from:
+            _refuse_writable_repository(source, home / entry.rstrip("/"), hidden, repo)
     if home is not None and agent_home_missing(home, writable):
         _create_home_entries(home, writable)
+    for directory in agent_writable:
+        directory.mkdir(parents=True, exist_ok=True)  # a bind mount needs something to mount
     return Sandbox(
         bwrap=binary,
         network=network,
@@ -365,6 +386,7 @@ def prepare(
         exposed_files=tuple(dict.fromkeys(files)),
         links=tuple(links),
         home_writable=tuple(writable),
+        agent_writable=tuple(dict.fromkeys(agent_writable)),
     )
 
 
@@ -398,6 +420,20 @@ def _repository_parts(
             )
         links.append(linked.absolute())
     return hidden, links
+
+
+def _refuse_writable_repository(
+    source: str, path: Path, hidden: Sequence[Path], repo: Path | None
+) -> None:
+    """A read-write mount for the agent must neither lie inside the hidden repository nor hold it:
+    either would bring (part of) it back, writable."""
+    for candidate in (path.absolute(), path.resolve()):
+        if _under(candidate, hidden) or any(_under(place, [candidate]) for place in hidden):
+            raise SandboxError(
+                f"{source}: {path} would be writable for the agent, but it holds or lies inside "
+                f"your repository {repo}, which the sandbox hides; choose a directory outside "
+                "it, or set run.sandbox: none"
+            )
 
 
 def agent_home_missing(home: Path, entries: Sequence[str]) -> bool:

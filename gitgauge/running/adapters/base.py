@@ -72,6 +72,8 @@ class Adapter(ABC):
     needs_command: ClassVar[bool] = False
     reads_config_dir: ClassVar[bool] = False
     """Whether the agent reads a claude config directory (`configDir`)."""
+    config_dir_instead: ClassVar[str] = ""
+    """What the error refusing `configDir` suggests instead (adapters with another config)."""
     reads_fix: ClassVar[bool] = False
     """Whether `run` reads the fix's own changes (only `gold`): a remote executor then ships
     them to the node; for every other adapter they never leave the machine."""
@@ -119,9 +121,10 @@ def create(config: AgentConfig, *, source: str) -> Adapter:
     if cls.needs_command and not (config.command and config.command.strip()):
         raise ConfigError(f"{source}: command: the {cls.name} adapter requires a command")
     if config.configDir is not None and not cls.reads_config_dir:
+        instead = f"; {cls.config_dir_instead}" if cls.config_dir_instead else ""
         raise ConfigError(
             f"{source}: configDir: the {cls.name} adapter runs no agent that reads it; remove "
-            "the key (configDir is for claude-code and script)"
+            f"the key (configDir is for claude-code and script{instead})"
         )
     return cls(config, source=source)
 

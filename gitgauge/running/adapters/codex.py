@@ -2,11 +2,24 @@
 
 The argv is `codex exec --json -c sandbox_mode="workspace-write" -c approval_policy="never"
 [--model M] [args...] -`: events as JSON lines on stdout, commands sandboxed to the workspace
-(writable) and never waiting for an approval; the final `-` reads the prompt from stdin, so it
-never shows in `ps`. The sandbox and approval go in as `-c` settings, not as `--sandbox`, so that
-`args` can still override them (`--sandbox danger-full-access`): a repeated flag is an error.
-`GITGAUGE_CODEX_BIN` overrides the binary. Codex reports tokens but no cost: the config's
-`pricing:` turns tokens into dollars.
+(writable) and never waiting for an approval; the final `-` reads the prompt (the config's
+`prompt:` template applied) from stdin, so it never shows in `ps`. The sandbox and approval go in
+as `-c` settings, not as `--sandbox`, so that `args` can still override them (`--sandbox
+danger-full-access`): a repeated flag is an error. `GITGAUGE_CODEX_BIN` overrides the binary.
+Codex reports tokens but no cost: the config's `pricing:` turns tokens into dollars.
+
+Inside gitgauge's bubblewrap sandbox, when gitgauge runs as root, codex gets
+`sandbox_mode="danger-full-access"` instead: codex's own Linux sandbox is a nested bubblewrap
+that maps the caller's uid into a new user namespace, and the kernel lets a process map uid 0
+only with CAP_SETFCAP, which gitgauge's sandbox drops (`--cap-drop ALL`), so every command would
+fail with `bwrap: setting up uid map: Operation not permitted`. gitgauge's sandbox confines codex
+and all its commands to the same policy. As another user the nested sandbox works and is kept.
+
+The harness: `files` (an `AGENTS.md`, which codex reads from the workspace) are laid in by the
+run, `env` is in `context.env`. `configDir` is refused when the config loads: codex's user-level
+directory is `CODEX_HOME`, which also holds its login, sessions and the helper binaries of its own
+sandbox, which codex refuses to create under the temporary directory where per-pair copies live.
+A `CODEX_HOME` (from gitgauge's environment or the config's `env`) is honoured as it is.
 """
 
 from __future__ import annotations
@@ -22,17 +35,29 @@ from gitgauge.core.errors import AdapterError
 from gitgauge.core.records import ErrorKind
 from gitgauge.running.adapters.base import Adapter, AdapterContext, AdapterOutcome, register
 from gitgauge.running.adapters.codex_events import CodexRun, parse_events
+from gitgauge.running.sandbox import CODEX_HOME_WRITABLE, Exposure
 
 BINARY_ENV = "GITGAUGE_CODEX_BIN"
+HOME_ENV = "CODEX_HOME"
 INSTALL_HINT = "npm install -g @openai/codex"
-BASE_ARGS = (
-    "exec",
-    "--json",
-    "-c",
-    'sandbox_mode="workspace-write"',
-    "-c",
-    'approval_policy="never"',
-)
+SANDBOX_MODE = "workspace-write"
+"""Codex's own sandbox for its commands: the workspace writable, the rest read-only."""
+NESTED_SANDBOX_MODE = "danger-full-access"
+"""Inside gitgauge's sandbox as root, where codex's own cannot start (see the module's doc)."""
+
+
+def base_args(sandbox_mode: str = SANDBOX_MODE) -> tuple[str, ...]:
+    return (
+        "exec",
+        "--json",
+        "-c",
+        f'sandbox_mode="{sandbox_mode}"',
+        "-c",
+        'approval_policy="never"',
+    )
+
+
+BASE_ARGS = base_args()
 MINIMUM_VERSION = (0, 50, 0)
 """The oldest codex whose `exec --json` prints the `turn.completed` usage events read here."""
 VERSION_TIMEOUT_SECONDS = 30.0
@@ -42,9 +67,11 @@ MESSAGE_TAIL = 500
 """How much of the output an error message keeps (the whole output is in the log folder)."""
 
 
-def codex_argv(binary: str, *, model: str | None, args: list[str]) -> list[str]:
+def codex_argv(
+    binary: str, *, model: str | None, args: list[str], sandbox_mode: str = SANDBOX_MODE
+) -> list[str]:
     """The command line of one agent run; the prompt is not part of it (it goes to stdin)."""
-    argv = [binary, *BASE_ARGS]
+    argv = [binary, *base_args(sandbox_mode)]
     if model:
         argv += ["--model", model]
     return [*argv, *args, "-"]
@@ -75,6 +102,42 @@ def find_codex_binary(env: Mapping[str, str]) -> str:
             f"or set {BINARY_ENV} to its path"
         )
     return found
+
+
+def sandbox_mode_for(*, sandboxed: bool, euid: int) -> str:
+    """Codex's own sandbox mode: workspace-write, except inside gitgauge's sandbox as root."""
+    return NESTED_SANDBOX_MODE if sandboxed and euid == 0 else SANDBOX_MODE
+
+
+def node_executables(binary: Path, env: Mapping[str, str]) -> list[Path]:
+    """What the npm package runs besides `binary`: `node` from PATH (its launcher is
+    `#!/usr/bin/env node`) and the platform package's native binary when it lives outside the
+    package (a pnpm store, a hoisted `@openai/codex-linux-x64`)."""
+    found: list[Path] = []
+    node = shutil.which("node", path=env.get("PATH", os.defpath))
+    if node is not None:
+        found.append(Path(node))
+    package = binary.resolve().parent.parent
+    for scope in (package / "node_modules" / "@openai", package.parent):
+        for native in sorted(scope.glob("codex-*/vendor/*/bin/codex")):
+            if package not in native.resolve().parents:
+                found.append(native.resolve())
+    return found
+
+
+def home_exposure(env: Mapping[str, str]) -> tuple[tuple[str, ...], list[Path]]:
+    """(the $HOME entries codex writes, its state directory when it lies outside $HOME)."""
+    chosen = env.get(HOME_ENV, "")
+    if not chosen:
+        return CODEX_HOME_WRITABLE, []
+    directory = Path(chosen).expanduser().absolute()
+    home_text = env.get("HOME")
+    if home_text:
+        home = Path(home_text).resolve()
+        resolved = directory.resolve()
+        if resolved != home and home in resolved.parents:
+            return (f"{resolved.relative_to(home).as_posix()}/",), []
+    return (), [directory]
 
 
 def parse_version(text: str) -> tuple[int, int, int] | None:
@@ -120,6 +183,10 @@ def check_version(binary: str, env: Mapping[str, str]) -> tuple[int, int, int]:
 @register
 class CodexAdapter(Adapter):
     name = "codex"
+    config_dir_instead = (
+        "for codex, lay AGENTS.md with files:, set config.toml keys with args: [-c, key=value], "
+        "or point CODEX_HOME somewhere with env:"
+    )
 
     def check(self) -> None:
         try:
@@ -128,22 +195,33 @@ class CodexAdapter(Adapter):
         except AdapterError as error:
             raise AdapterError(f"{self.source}: adapter codex: {error}") from None
 
+    def sandbox_exposure(self, env: Mapping[str, str]) -> Exposure:
+        binary = Path(find_codex_binary(env))
+        home_writable, writable = home_exposure(env)
+        return Exposure(
+            executables=[binary, *node_executables(binary, env)],
+            home_writable=home_writable,
+            writable=writable,
+        )
+
     def run(self, context: AdapterContext) -> AdapterOutcome:
         try:
             binary = find_codex_binary(context.env)
         except AdapterError as error:
             # `check()` passed before the run started; the binary went away since.
             return AdapterOutcome(error_kind="adapter-exit", error_message=str(error))
-        argv = codex_argv(binary, model=self.config.model, args=self.config.args)
+        mode = sandbox_mode_for(sandboxed=bool(context.sandbox), euid=os.geteuid())
+        argv = codex_argv(binary, model=self.config.model, args=self.config.args, sandbox_mode=mode)
         completed = process.run(
             argv,
             cwd=context.workspace,
             timeout_seconds=context.timeout_seconds,
             env=context.env,
-            stdin_text=context.task.prompt,
+            stdin_text=context.agent_prompt,
             stdout_path=context.log_dir / "agent.stdout",
             stderr_path=context.log_dir / "agent.stderr",
             tail_bytes=STDOUT_LIMIT,
+            wrapper=context.sandbox,
         )
         if completed.start_error is not None:
             return AdapterOutcome(
