@@ -7,6 +7,7 @@ directly (never with gitgauge's own git module).
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -175,13 +176,57 @@ def no_stray_worktrees(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
     assert not left, f"gitgauge left temporary files behind: {left}"
 
 
+@dataclass(frozen=True)
+class DemoRun:
+    root: Path
+    home: Path
+    output: subprocess.CompletedProcess[str]
+    """What `gitgauge demo` printed (tests/test_demo.py reads it)."""
+    temp_left: list[str]
+    """gitgauge-* entries left in the run's own temporary directory afterwards."""
+
+
 @pytest.fixture(scope="session")
-def demo_repository(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """`gitgauge demo` once per session: the sample repository mined (3 tasks, gold and noop
-    run). Returns it and the HOME it was built under. Tests that change it work on a copy."""
+def demo_run_once(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
+    """`gitgauge demo` once per session: the sample repository mined (3 tasks), gold, noop and
+    the offline agent with and without its CLAUDE.md run. Tests that change it work on a copy."""
     base = tmp_path_factory.mktemp("demo-repository")
+    private_tmp = base / "tmp"
+    private_tmp.mkdir()
     with pytest.MonkeyPatch.context() as patch:
         isolate(base / "home", patch)
+        # gitgauge's worktrees go to a temporary directory of the demo's own, checked empty.
+        patch.setenv("TMPDIR", str(private_tmp))
         built = run_gitgauge("demo", str(base / "sample"), cwd=base)
     assert built.returncode == 0, built.stderr
-    return base / "sample", base / "home"
+    left = sorted(path.name for path in private_tmp.iterdir() if path.name.startswith("gitgauge-"))
+    return DemoRun(base / "sample", base / "home", built, left)
+
+
+@pytest.fixture(scope="session")
+def demo_repository(demo_run_once: DemoRun) -> tuple[Path, Path]:
+    """The session's demo repository and the HOME it was built under."""
+    return demo_run_once.root, demo_run_once.home
+
+
+@pytest.fixture(scope="session")
+def mined_demo_source(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo's sample repository with the tests' own testCommand (this interpreter), mined
+    once per session by the real CLI (3 tasks, no run). Modules copy it (`mined_demo` in
+    tests/test_run.py and tests/test_sandbox.py) and write the gitgauge.yaml they need."""
+    from gitgauge.demo import build_demo_repo, demo_test_command
+
+    base = tmp_path_factory.mktemp("mined-demo")
+    root = base / "demo"
+    with pytest.MonkeyPatch.context() as patch:
+        isolate(base / "home", patch)
+        build_demo_repo(root)
+        (root / "gitgauge.yaml").write_text(
+            f"testCommand: {json.dumps(demo_test_command(sys.executable))}\n"
+            "timeouts:\n  test: 60000\n  setup: 60000\n",
+            encoding="utf-8",
+        )
+        mined = run_gitgauge("mine", cwd=root)
+    assert mined.returncode == 0, mined.stderr
+    assert len(list((root / ".gitgauge" / "tasks").glob("*.yaml"))) == 3, mined.stdout
+    return root

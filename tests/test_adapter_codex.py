@@ -435,9 +435,6 @@ def test_codex_and_claude_side_by_side_with_gold_and_noop_on_the_demo(
         "codex": (2, 0),
         "codex-unpriced": (1, 0),
         "claude": (0, 0),
-        # `gitgauge demo` ran these on the shared demo repository (without and with CLAUDE.md).
-        "agent": (0, 0),
-        "agent-with-claude-md": (3, 0),
     }
     runs = sorted((root / ".gitgauge/runs").iterdir(), reverse=True)
     run_dir = next(run for run in runs if (run / "results/codex").is_dir())

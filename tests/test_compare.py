@@ -359,15 +359,12 @@ def test_sides_without_a_shared_task_are_an_error(repo: GitRepo) -> None:
 
 
 @pytest.fixture(scope="module")
-def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, str]]]:
-    """`gitgauge demo`: the sample repository mined, and gold and noop run on its 3 tasks."""
-    home = tmp_path_factory.mktemp("home")
-    (home / ".gitconfig").write_text("[user]\n\tname = t\n\temail = t@t.invalid\n", "utf-8")
+def demo_run(demo_repository: tuple[Path, Path]) -> Iterator[tuple[Path, dict[str, str]]]:
+    """`gitgauge demo` (once per session, tests/conftest.py): the sample repository mined, and
+    gold and noop run on its 3 tasks. Only read here."""
+    root, home = demo_repository
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "GIT_"))}
     env.update(HOME=str(home), GIT_CONFIG_GLOBAL=str(home / ".gitconfig"), GIT_CONFIG_NOSYSTEM="1")
-    root = tmp_path_factory.mktemp("demo") / "sample"
-    built = run_gitgauge("demo", str(root), cwd=root.parent, env=env)
-    assert built.returncode == 0, built.stderr
     yield root, env
 
 

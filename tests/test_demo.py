@@ -7,20 +7,13 @@ import json
 import subprocess
 from pathlib import Path
 
-import pytest
-from conftest import run_gitgauge
+from conftest import DemoRun, run_gitgauge
 
 
-def test_demo_mines_runs_the_baselines_and_prints_the_report(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # gitgauge's worktrees go to a temporary directory of this test's own, checked empty below.
-    private_tmp = tmp_path / "tmp"
-    private_tmp.mkdir()
-    monkeypatch.setenv("TMPDIR", str(private_tmp))
-    target = tmp_path / "demo"
-
-    outcome = run_gitgauge("demo", str(target), cwd=tmp_path)
+def test_demo_mines_runs_the_baselines_and_prints_the_report(demo_run_once: DemoRun) -> None:
+    # The session's one `gitgauge demo` (tests/conftest.py), run with a temporary directory of its
+    # own, checked empty below.
+    outcome, target = demo_run_once.output, demo_run_once.root
 
     assert outcome.returncode == 0, outcome.stderr
     lines = outcome.stdout.splitlines()
@@ -59,7 +52,7 @@ def test_demo_mines_runs_the_baselines_and_prints_the_report(
     rows = {row["config"]: row for row in json.loads(report.stdout)}
     assert (rows["gold"]["resolved"], rows["gold"]["tasks"]) == (3, 3)
     assert (rows["noop"]["resolved"], rows["noop"]["tasks"]) == (0, 3)
-    assert [path.name for path in private_tmp.iterdir() if path.name.startswith("gitgauge-")] == []
+    assert demo_run_once.temp_left == []
     status = subprocess.run(
         ["git", "status", "--porcelain"], cwd=target, capture_output=True, text=True, check=True
     )

@@ -18,7 +18,7 @@ from conftest import GitRepo, run_gitgauge
 from fake_claude import fake_claude_env, read_records
 
 from gitgauge.core.store import config_dir_name
-from gitgauge.demo import build_demo_repo, demo_test_command
+from gitgauge.demo import demo_test_command
 
 SLUG_TASK_SUFFIX = "-fix-slugify-drops-digits"
 SLUG_FILE = "textkit/slug.py"
@@ -53,18 +53,12 @@ def write_gitgauge_yaml(
 
 
 @pytest.fixture(scope="module")
-def mined_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The demo repository, mined once by the real CLI (tests copy it before changing it)."""
-    home = tmp_path_factory.mktemp("home")
-    (home / ".gitconfig").write_text("[user]\n\tname = t\n\temail = t@t.invalid\n", "utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "GIT_"))}
-    env.update(HOME=str(home), GIT_CONFIG_GLOBAL=str(home / ".gitconfig"), GIT_CONFIG_NOSYSTEM="1")
+def mined_demo(mined_demo_source: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The demo repository, mined by the real CLI (once per session: this module's own copy of
+    it, with this module's gitgauge.yaml; tests copy it again before changing it)."""
     root = tmp_path_factory.mktemp("mined") / "demo"
-    build_demo_repo(root)
+    shutil.copytree(mined_demo_source, root, symlinks=True)
     write_gitgauge_yaml(root)
-    mined = run_gitgauge("mine", cwd=root, env=env)
-    assert mined.returncode == 0, mined.stderr
-    assert len(list((root / ".gitgauge" / "tasks").glob("*.yaml"))) == 3, mined.stdout
     yield root
 
 

@@ -25,7 +25,7 @@ import yaml
 from conftest import GITGAUGE, run_gitgauge
 
 from gitgauge.core.store import config_dir_name
-from gitgauge.demo import build_demo_repo, demo_test_command
+from gitgauge.demo import demo_test_command
 from gitgauge.running.sandbox import probe
 
 SLUG_FILE = "textkit/slug.py"
@@ -50,17 +50,11 @@ def write_config(root: Path, **run: Any) -> None:
 
 
 @pytest.fixture(scope="module")
-def mined_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    home = tmp_path_factory.mktemp("home")
-    (home / ".gitconfig").write_text("[user]\n\tname = t\n\temail = t@t.invalid\n", "utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "GIT_"))}
-    env.update(HOME=str(home), GIT_CONFIG_GLOBAL=str(home / ".gitconfig"), GIT_CONFIG_NOSYSTEM="1")
+def mined_demo(mined_demo_source: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The session's mined demo (tests/conftest.py), copied with this module's gitgauge.yaml."""
     root = tmp_path_factory.mktemp("mined") / "demo"
-    build_demo_repo(root)
+    shutil.copytree(mined_demo_source, root, symlinks=True)
     write_config(root)
-    mined = run_gitgauge("mine", cwd=root, env=env)
-    assert mined.returncode == 0, mined.stderr
-    assert len(list((root / ".gitgauge" / "tasks").glob("*.yaml"))) == 3, mined.stdout
     yield root
 
 
