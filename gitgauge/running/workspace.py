@@ -161,13 +161,29 @@ class TaskWorkspaces:
     @contextmanager
     def workspace(self) -> Iterator[Path]:
         """A fresh checkout of `base` with `worktree.link` linked; removed afterwards."""
-        if self._copy is not None:
-            # Every pair in a repository of its own over the task's copy: the objects an agent
-            # writes (gold's staged fix, a merge resolution, commits) never reach the next pair.
-            with self._overlay_workspace(self._copy) as path:
+        if self._copy is None:  # run.history: full, a worktree of the user's repository
+            with self._checkout(self.repo) as path:
                 yield path
             return
-        host = self._copy if self._copy is not None else self.repo
+        # Every pair in a repository of its own over the task's copy: the objects an agent
+        # writes (gold's staged fix, a merge resolution, commits) never reach the next pair.
+        with self._overlay(self._copy) as host, self._checkout(host) as path:
+            yield path
+
+    @contextmanager
+    def _overlay(self, copy: HistoryCopy) -> Iterator[HistoryCopy]:
+        """A repository of its own that reads the task's copy, removed afterwards."""
+        with deferred():
+            holder = Path(tempfile.mkdtemp(prefix=HISTORY_PREFIX))
+            write_owner(holder, repository=self.repo.root, kind="history")
+        try:
+            yield copy.overlay(holder / "pair.git")
+        finally:
+            with deferred():
+                shutil.rmtree(holder, ignore_errors=True)
+
+    @contextmanager
+    def _checkout(self, host: Repository | HistoryCopy) -> Iterator[Path]:
         with checkout(
             host,
             self.base,
@@ -177,26 +193,3 @@ class TaskWorkspaces:
             warn=self.warn,
         ) as path:
             yield path
-
-    @contextmanager
-    def _overlay_workspace(self, copy: HistoryCopy) -> Iterator[Path]:
-        """A checkout in a repository of its own that reads the task's copy: the objects one
-        agent writes (gold's staged fix, a merge task's staged resolution) stay out of the next
-        one's way."""
-        with deferred():
-            holder = Path(tempfile.mkdtemp(prefix=HISTORY_PREFIX))
-            write_owner(holder, repository=self.repo.root, kind="history")
-        try:
-            host = copy.overlay(holder / "pair.git")
-            with checkout(
-                host,
-                self.base,
-                link=self.link,
-                link_from=self.repo.root,
-                owner_repository=self.repo.root,
-                warn=self.warn,
-            ) as path:
-                yield path
-        finally:
-            with deferred():
-                shutil.rmtree(holder, ignore_errors=True)

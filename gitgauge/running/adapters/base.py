@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from gitgauge.core import process
 from gitgauge.core.errors import ConfigError
 from gitgauge.core.git import Repository
 from gitgauge.core.records import AgentConfig, ErrorKind, Task
@@ -132,3 +133,34 @@ def create(config: AgentConfig, *, source: str) -> Adapter:
 def _load_builtins() -> None:
     # Imported for their @register side effect; here, not at module top, to avoid an import cycle.
     from gitgauge.running.adapters import baselines, claude_code, codex, script  # noqa: F401
+
+
+def run_cli(
+    context: AdapterContext,
+    argv: Sequence[str],
+    *,
+    name: str,
+    env: Mapping[str, str],
+    stdout_limit: int,
+) -> process.CommandResult | AdapterOutcome:
+    """An agent CLI in the workspace: the prompt on stdin (never in `ps`), its output in the
+    pair's logs, in the sandbox when there is one. A CLI that cannot start is an `adapter-exit`
+    outcome naming it; anything else is the finished command, for the adapter to read."""
+    completed = process.run(
+        list(argv),
+        cwd=context.workspace,
+        timeout_seconds=context.timeout_seconds,
+        env=env,
+        stdin_text=context.agent_prompt,
+        stdout_path=context.log_dir / "agent.stdout",
+        stderr_path=context.log_dir / "agent.stderr",
+        tail_bytes=stdout_limit,
+        wrapper=context.sandbox,
+    )
+    if completed.start_error is not None:
+        return AdapterOutcome(
+            error_kind="adapter-exit",
+            error_message=f"{name} could not start: {completed.start_error}",
+            seconds=completed.seconds,
+        )
+    return completed

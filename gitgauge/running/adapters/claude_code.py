@@ -10,11 +10,16 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from gitgauge.core import process
 from gitgauge.core.claude import ClaudeResult, find_claude_binary, parse_result
 from gitgauge.core.errors import AdapterError
 from gitgauge.core.records import ErrorKind
-from gitgauge.running.adapters.base import Adapter, AdapterContext, AdapterOutcome, register
+from gitgauge.running.adapters.base import (
+    Adapter,
+    AdapterContext,
+    AdapterOutcome,
+    register,
+    run_cli,
+)
 from gitgauge.running.sandbox import CLAUDE_HOME_WRITABLE, Exposure
 
 BASE_ARGS = ("-p", "--output-format", "json", "--permission-mode", "acceptEdits")
@@ -58,23 +63,9 @@ class ClaudeCodeAdapter(Adapter):
         env = dict(context.env)
         if context.config_dir is not None:
             env["CLAUDE_CONFIG_DIR"] = str(context.config_dir)
-        completed = process.run(
-            argv,
-            cwd=context.workspace,
-            timeout_seconds=context.timeout_seconds,
-            env=env,
-            stdin_text=context.agent_prompt,
-            stdout_path=context.log_dir / "agent.stdout",
-            stderr_path=context.log_dir / "agent.stderr",
-            tail_bytes=STDOUT_LIMIT,
-            wrapper=context.sandbox,
-        )
-        if completed.start_error is not None:
-            return AdapterOutcome(
-                error_kind="adapter-exit",
-                error_message=f"claude could not start: {completed.start_error}",
-                seconds=completed.seconds,
-            )
+        completed = run_cli(context, argv, name="claude", env=env, stdout_limit=STDOUT_LIMIT)
+        if isinstance(completed, AdapterOutcome):
+            return completed
         parsed: ClaudeResult | None = None
         parse_problem = ""
         try:

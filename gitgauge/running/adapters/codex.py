@@ -33,7 +33,13 @@ from pathlib import Path
 from gitgauge.core import process
 from gitgauge.core.errors import AdapterError
 from gitgauge.core.records import ErrorKind
-from gitgauge.running.adapters.base import Adapter, AdapterContext, AdapterOutcome, register
+from gitgauge.running.adapters.base import (
+    Adapter,
+    AdapterContext,
+    AdapterOutcome,
+    register,
+    run_cli,
+)
 from gitgauge.running.adapters.codex_events import CodexRun, parse_events
 from gitgauge.running.sandbox import CODEX_HOME_WRITABLE, Exposure
 
@@ -212,23 +218,9 @@ class CodexAdapter(Adapter):
             return AdapterOutcome(error_kind="adapter-exit", error_message=str(error))
         mode = sandbox_mode_for(sandboxed=bool(context.sandbox), euid=os.geteuid())
         argv = codex_argv(binary, model=self.config.model, args=self.config.args, sandbox_mode=mode)
-        completed = process.run(
-            argv,
-            cwd=context.workspace,
-            timeout_seconds=context.timeout_seconds,
-            env=context.env,
-            stdin_text=context.agent_prompt,
-            stdout_path=context.log_dir / "agent.stdout",
-            stderr_path=context.log_dir / "agent.stderr",
-            tail_bytes=STDOUT_LIMIT,
-            wrapper=context.sandbox,
-        )
-        if completed.start_error is not None:
-            return AdapterOutcome(
-                error_kind="adapter-exit",
-                error_message=f"codex could not start: {completed.start_error}",
-                seconds=completed.seconds,
-            )
+        completed = run_cli(context, argv, name="codex", env=context.env, stdout_limit=STDOUT_LIMIT)
+        if isinstance(completed, AdapterOutcome):
+            return completed
         parsed: CodexRun | None = None
         parse_problem = ""
         try:
