@@ -9,14 +9,11 @@ rewrite backend (mining); how each builds its argv stays with it.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from gitgauge.core.errors import AdapterError
+from gitgauge.core import process
 
 BINARY_ENV = "GITGAUGE_CLAUDE_BIN"
 INSTALL_HINT = "npm install -g @anthropic-ai/claude-code"
@@ -49,33 +46,10 @@ class ClaudeResult:
 
 
 def find_claude_binary(env: Mapping[str, str]) -> str:
-    """The claude executable: `GITGAUGE_CLAUDE_BIN` when set, else `claude` on env's PATH.
-
-    Raises `AdapterError` saying how to fix it when there is none or it cannot be executed.
-    """
-    override = env.get(BINARY_ENV, "")
-    if override:
-        # A bare name is looked up on PATH like a command; anything with a slash is a path.
-        found = shutil.which(override, path=env.get("PATH", os.defpath))
-        candidate = Path(found) if os.sep not in override and found else Path(override).absolute()
-        if not candidate.exists():
-            raise AdapterError(
-                f"{BINARY_ENV}={override}: no such file; point {BINARY_ENV} at the claude "
-                f"executable, or unset it to use `claude` from PATH"
-            )
-        if not candidate.is_file() or not os.access(candidate, os.X_OK):
-            raise AdapterError(
-                f"{BINARY_ENV}={override}: not an executable file; make it executable "
-                f"(chmod +x) or point {BINARY_ENV} at the claude executable"
-            )
-        return str(candidate)
-    found = shutil.which("claude", path=env.get("PATH", os.defpath))
-    if found is None:
-        raise AdapterError(
-            f"the claude CLI was not found on PATH: install it ({INSTALL_HINT}) "
-            f"or set {BINARY_ENV} to its path"
-        )
-    return found
+    """The claude executable: `GITGAUGE_CLAUDE_BIN` when set, else `claude` on env's PATH."""
+    return process.find_executable(
+        env, program="claude", override=BINARY_ENV, install_hint=INSTALL_HINT
+    )
 
 
 def parse_result(stdout: str) -> ClaudeResult:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import select
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -19,6 +20,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
+
+from gitgauge.core.errors import AdapterError
 
 TAIL_BYTES = 16 * 1024
 """How much of a command's output a result keeps (the full output goes to the log file)."""
@@ -82,6 +85,37 @@ class CommandResult:
         if self.stderr_tail:
             text = f"{text}\n--- stderr ---\n{self.stderr_tail}" if text else self.stderr_tail
         return text[-limit:]
+
+
+def find_executable(
+    env: Mapping[str, str], *, program: str, override: str, install_hint: str
+) -> str:
+    """An agent CLI: `$override` when set (a bare name is looked up on PATH like a command,
+    anything with a slash is a path), else `program` on env's PATH. Raises `AdapterError` saying
+    how to fix it when there is none or it cannot be executed."""
+    chosen = env.get(override, "")
+    path = env.get("PATH", os.defpath)
+    if chosen:
+        found = shutil.which(chosen, path=path) if os.sep not in chosen else None
+        candidate = Path(found) if found else Path(chosen).absolute()
+        if not candidate.exists():
+            raise AdapterError(
+                f"{override}={chosen}: no such file; point {override} at the {program} "
+                f"executable, or unset it to use `{program}` from PATH"
+            )
+        if not candidate.is_file() or not os.access(candidate, os.X_OK):
+            raise AdapterError(
+                f"{override}={chosen}: not an executable file; make it executable "
+                f"(chmod +x) or point {override} at the {program} executable"
+            )
+        return str(candidate)
+    found = shutil.which(program, path=path)
+    if found is None:
+        raise AdapterError(
+            f"the {program} CLI was not found on PATH: install it ({install_hint}) "
+            f"or set {override} to its path"
+        )
+    return found
 
 
 def clean_env(*, cwd: Path | None = None, extra: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -164,3 +164,20 @@ def run_cli(
             seconds=completed.seconds,
         )
     return completed
+
+
+MESSAGE_TAIL = 500
+"""How much of a failed agent CLI's output its error message keeps (all of it is in the logs)."""
+
+
+def timed_out_reason(context: AdapterContext) -> str:
+    return f"killed after {context.timeout_seconds:g}s (timeouts.adapter)"
+
+
+def failure_message(completed: process.CommandResult, reason: str | None) -> str | None:
+    """`reason` with the end of the CLI's output, so the result says what went wrong; None when
+    there was no failure."""
+    if reason is None:
+        return None
+    tail = completed.output_tail(MESSAGE_TAIL).strip()
+    return f"{reason}; output tail: {tail}" if tail else f"{reason}; no output"

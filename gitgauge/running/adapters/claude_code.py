@@ -17,8 +17,10 @@ from gitgauge.running.adapters.base import (
     Adapter,
     AdapterContext,
     AdapterOutcome,
+    failure_message,
     register,
     run_cli,
+    timed_out_reason,
 )
 from gitgauge.running.sandbox import CLAUDE_HOME_WRITABLE, Exposure
 
@@ -26,8 +28,6 @@ BASE_ARGS = ("-p", "--output-format", "json", "--permission-mode", "acceptEdits"
 
 STDOUT_LIMIT = 8 * 1024 * 1024
 """How much of claude's stdout is parsed; the envelope is one object of a few kilobytes."""
-MESSAGE_TAIL = 500
-"""How much of the output an error message keeps (the whole output is in the log folder)."""
 
 
 def claude_argv(binary: str, *, model: str | None, args: list[str]) -> list[str]:
@@ -77,7 +77,7 @@ class ClaudeCodeAdapter(Adapter):
         reason = ""
         if completed.timed_out:
             kind = "adapter-timeout"
-            reason = f"killed after {context.timeout_seconds:g}s (timeouts.adapter)"
+            reason = timed_out_reason(context)
         elif completed.exit_code != 0:
             kind = "adapter-exit"
             reason = f"claude exited {completed.exit_code}"
@@ -90,10 +90,7 @@ class ClaudeCodeAdapter(Adapter):
             kind = "adapter-output"
             reason = f"claude reported is_error: true ({parsed.describe_error()})"
 
-        message = None
-        if kind is not None:
-            tail = completed.output_tail(MESSAGE_TAIL).strip()
-            message = f"{reason}; output tail: {tail}" if tail else f"{reason}; no output"
+        message = failure_message(completed, reason if kind is not None else None)
         # Copied even for errors: a failed run that reported its cost still spent that money.
         return AdapterOutcome(
             error_kind=kind,

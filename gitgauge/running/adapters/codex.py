@@ -37,8 +37,10 @@ from gitgauge.running.adapters.base import (
     Adapter,
     AdapterContext,
     AdapterOutcome,
+    failure_message,
     register,
     run_cli,
+    timed_out_reason,
 )
 from gitgauge.running.adapters.codex_events import CodexRun, parse_events
 from gitgauge.running.sandbox import CODEX_HOME_WRITABLE, Exposure
@@ -69,8 +71,6 @@ MINIMUM_VERSION = (0, 50, 0)
 VERSION_TIMEOUT_SECONDS = 30.0
 STDOUT_LIMIT = 64 * 1024 * 1024
 """How much of the event stream is parsed (the usage events come last; commands' output is big)."""
-MESSAGE_TAIL = 500
-"""How much of the output an error message keeps (the whole output is in the log folder)."""
 
 
 def codex_argv(
@@ -85,29 +85,9 @@ def codex_argv(
 
 def find_codex_binary(env: Mapping[str, str]) -> str:
     """`GITGAUGE_CODEX_BIN` when set, else `codex` on env's PATH; `AdapterError` when neither."""
-    override = env.get(BINARY_ENV, "")
-    path = env.get("PATH", os.defpath)
-    if override:
-        found = shutil.which(override, path=path) if os.sep not in override else None
-        candidate = Path(found) if found else Path(override).absolute()
-        if not candidate.exists():
-            raise AdapterError(
-                f"{BINARY_ENV}={override}: no such file; point {BINARY_ENV} at the codex "
-                f"executable, or unset it to use `codex` from PATH"
-            )
-        if not candidate.is_file() or not os.access(candidate, os.X_OK):
-            raise AdapterError(
-                f"{BINARY_ENV}={override}: not an executable file; make it executable "
-                f"(chmod +x) or point {BINARY_ENV} at the codex executable"
-            )
-        return str(candidate)
-    found = shutil.which("codex", path=path)
-    if found is None:
-        raise AdapterError(
-            f"the codex CLI was not found on PATH: install it ({INSTALL_HINT}) "
-            f"or set {BINARY_ENV} to its path"
-        )
-    return found
+    return process.find_executable(
+        env, program="codex", override=BINARY_ENV, install_hint=INSTALL_HINT
+    )
 
 
 def sandbox_mode_for(*, sandboxed: bool, euid: int) -> str:
@@ -232,7 +212,7 @@ class CodexAdapter(Adapter):
         reason = ""
         if completed.timed_out:
             kind = "adapter-timeout"
-            reason = f"killed after {context.timeout_seconds:g}s (timeouts.adapter)"
+            reason = timed_out_reason(context)
         elif completed.exit_code != 0:
             kind = "adapter-exit"
             reason = f"codex exited {completed.exit_code}"
@@ -248,10 +228,7 @@ class CodexAdapter(Adapter):
             kind = "adapter-output"
             reason = 'no "turn.completed" event on stdout'
 
-        message = None
-        if kind is not None:
-            tail = completed.output_tail(MESSAGE_TAIL).strip()
-            message = f"{reason}; output tail: {tail}" if tail else f"{reason}; no output"
+        message = failure_message(completed, reason if kind is not None else None)
         # Copied even for errors: a failed run that reported tokens still spent them.
         return AdapterOutcome(
             error_kind=kind,
