@@ -24,6 +24,7 @@ import yaml
 from conftest import GitRepo, isolate, run_gitgauge
 from fake_claude import envelope_fixture, fake_claude_env
 from fake_responses_api import FakeResponsesAPI, Request, codex_env, codex_home
+from real_components import require
 
 from gitgauge.core import process
 from gitgauge.core.errors import AdapterError
@@ -229,10 +230,9 @@ def test_codex_connects_to_nothing_but_the_loopback_fake(
 ) -> None:
     """The config of fake_responses_api.codex_home keeps codex off the network (analytics,
     metrics, update checks, plugin syncs): every socket it opens is a loopback one."""
-    if STRACE is None and os.environ.get("CI") != "true":
-        pytest.skip("strace is not installed (apt-get install strace); CI=true fails instead")
-    if STRACE is not None and not strace_works():
-        pytest.skip("strace cannot trace here (ptrace not permitted in this container)")
+    require(STRACE is not None, "strace (apt-get install strace)")
+    # A container that forbids ptrace hides the check as surely as a missing strace.
+    require(strace_works(), "an strace that may trace (ptrace permitted in this container)")
     assert REAL_CODEX is not None and STRACE is not None
     trace = tmp_path / "connect.trace"
     tracer = executable(tmp_path / "codex-traced", TRACER)
