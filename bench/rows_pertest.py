@@ -112,7 +112,10 @@ def suite_runs(bench: Bench, verified: Verification) -> None:
         config = repo / "gitgauge.yaml"
         saved = config.read_text(encoding="utf-8")
         config.write_text(
-            f'testCommand: "{REPORTING_COMMAND}"\nmine:\n  reruns: {reruns}\n', encoding="utf-8"
+            f'testCommand: "{REPORTING_COMMAND}"\nmine:\n  reruns: {reruns}\n'
+            # $BENCH_TEST_LOG lies outside the checkout, which a sandboxed test cannot write.
+            "run:\n  sandbox: none\n",
+            encoding="utf-8",
         )
         try:
             log, env = bench.test_log(f"pertest-{reruns}")

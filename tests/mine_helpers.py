@@ -116,6 +116,9 @@ def write_config(
     if test_timeout_ms is not None:
         config["timeouts"] = {"test": test_timeout_ms}
     config["worktree"] = {"link": ["deps"] if link is None else link}
+    # No sandbox: the sample's runner writes its journal outside the checkout, which the
+    # sandbox hides (mining in the sandbox has tests of its own, in tests/test_sandbox.py).
+    config["run"] = {"sandbox": "none"}
     (repo.root / "gitgauge.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     # The runner insists on the linked directory: a verified task proves linking worked.
     repo.write("deps/marker.txt", DEPS_MARKER)

@@ -32,6 +32,7 @@ import gitgauge
 from gitgauge.core import fingerprint
 from gitgauge.core.config import load_repo_config
 from gitgauge.core.git import Repository
+from gitgauge.core.sandbox import probe
 from gitgauge.core.store import Store
 from gitgauge.running.executors.shipped import (
     NodePairRequest,
@@ -43,7 +44,6 @@ from gitgauge.running.executors.shipped import (
 )
 from gitgauge.running.executors.shipped_harness import harness_changes, ship_harness
 from gitgauge.running.plan import plan_run
-from gitgauge.running.sandbox import probe
 
 HEAD_IP = "127.0.0.2"
 SECOND_IP = "127.0.0.3"

@@ -57,7 +57,11 @@ def _slow_repo(repo: GitRepo, *, fixes: int = 3, sleep: float = 30.0) -> list[st
                 files={"value.txt": "good\n", f"tests/t{index}.txt": "requires good\n"},
             )
         )
-    (repo.root / "gitgauge.yaml").write_text('testCommand: "python3 check.py"\n', "utf-8")
+    # No sandbox: the suite reports its children's pids in a file outside its checkout (these
+    # tests are about process groups and cleanup; tests/test_sandbox.py covers the sandbox).
+    (repo.root / "gitgauge.yaml").write_text(
+        'testCommand: "python3 check.py"\nrun:\n  sandbox: none\n', "utf-8"
+    )
     (repo.root / ".gitgauge").mkdir()
     (repo.root / ".gitgauge" / ".gitignore").write_text("*\n", "utf-8")
     return shas
@@ -70,13 +74,31 @@ def _child_pids(pid_file: Path) -> list[int]:
     return [int(line) for line in pid_file.read_text().split()]
 
 
-def _wait_for_worktree(repo: GitRepo, timeout: float = 30) -> None:
+def _checkouts(temp: Path) -> list[Path]:
+    """gitgauge's checkouts in a temporary directory (`core.checkout`)."""
+    return sorted(temp.glob("gitgauge-co-*"))
+
+
+def _wait_for_checkout(temp: Path, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if "gitgauge-wt-" in repo.git("worktree", "list"):
+        if _checkouts(temp):
             return
         time.sleep(0.1)
-    raise AssertionError("gitgauge never created a worktree")
+    raise AssertionError("gitgauge never created a checkout")
+
+
+def _private_tmp(repo: GitRepo) -> Path:
+    """A private temporary directory: the machine's /tmp is shared with other gitgauge processes."""
+    private = repo.root.parent / "tmp"
+    private.mkdir(exist_ok=True)
+    return private
+
+
+def _no_worktrees(repo: GitRepo) -> bool:
+    """gitgauge never registers a worktree in the user's repository: its checkouts have a git
+    directory of their own."""
+    return repo.git("worktree", "list").count("\n") == 1
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
@@ -84,9 +106,7 @@ def test_interrupt_during_mine_cleans_up_and_exits_130(
     git_repo: GitRepo, sig: signal.Signals
 ) -> None:
     _slow_repo(git_repo)
-    # A private temporary directory: the machine's /tmp is shared with other gitgauge processes.
-    private_tmp = git_repo.root.parent / "tmp"
-    private_tmp.mkdir()
+    private_tmp = _private_tmp(git_repo)
     before = git_repo.snapshot()
     pid_file = git_repo.root.parent / "child-pids.txt"
     child = subprocess.Popen(
@@ -97,7 +117,7 @@ def test_interrupt_during_mine_cleans_up_and_exits_130(
         text=True,
         env=dict(os.environ, CHILD_PIDS=str(pid_file), TMPDIR=str(private_tmp)),
     )
-    _wait_for_worktree(git_repo)
+    _wait_for_checkout(private_tmp)
     time.sleep(0.5)
     child.send_signal(sig)
     # A second Ctrl-C while cleaning up must not leave a worktree behind either.
@@ -114,17 +134,19 @@ def test_interrupt_during_mine_cleans_up_and_exits_130(
     assert [pid for pid in started if not wait_until_gone(pid)] == []
 
 
-def test_hard_kill_leaves_worktrees_that_the_next_command_removes(git_repo: GitRepo) -> None:
+def test_hard_kill_leaves_checkouts_that_the_next_command_removes(git_repo: GitRepo) -> None:
     _slow_repo(git_repo, fixes=1)
     pid_file = git_repo.root.parent / "child-pids.txt"
+    private_tmp = _private_tmp(git_repo)
+    env = dict(os.environ, CHILD_PIDS=str(pid_file), TMPDIR=str(private_tmp))
     child = subprocess.Popen(
         [*GITGAUGE, "mine"],
         cwd=git_repo.root,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env=dict(os.environ, CHILD_PIDS=str(pid_file)),
+        env=env,
     )
-    _wait_for_worktree(git_repo)
+    _wait_for_checkout(private_tmp)
     child.send_signal(signal.SIGKILL)
     child.wait()
     # A hard kill leaves the suite's process group running: end it, and only it (its children
@@ -135,13 +157,15 @@ def test_hard_kill_leaves_worktrees_that_the_next_command_removes(git_repo: GitR
     for pid in _child_pids(pid_file):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(os.getpgid(pid), signal.SIGKILL)
-    assert "gitgauge-wt-" in git_repo.git("worktree", "list")
+    assert _checkouts(private_tmp)
+    assert _no_worktrees(git_repo)
 
-    (git_repo.root / "delay.txt").write_text("0\n")  # unused by HEAD's worktrees; just a file
-    result = run_gitgauge("mine", "--dry-run", cwd=git_repo.root)
+    (git_repo.root / "delay.txt").write_text("0\n")  # unused by HEAD's checkouts; just a file
+    result = run_gitgauge("mine", "--dry-run", cwd=git_repo.root, env=env)
     assert result.returncode == 0, result.stderr
     assert "stale" in result.stderr
-    assert "gitgauge-wt-" not in git_repo.git("worktree", "list")
+    assert _checkouts(private_tmp) == []
+    assert _no_worktrees(git_repo)
 
 
 def test_leftovers_of_a_live_gitgauge_or_of_another_repository_stay(
@@ -166,7 +190,7 @@ def test_leftovers_of_a_live_gitgauge_or_of_another_repository_stay(
         env=env,
     )
     try:
-        _wait_for_worktree(other)
+        _wait_for_checkout(private_tmp)
         others = sorted(private_tmp.iterdir())
         ours = fingerprint(Repository(git_repo.root).root)
         theirs = fingerprint(Repository(other.root).root)
@@ -191,7 +215,7 @@ def test_leftovers_of_a_live_gitgauge_or_of_another_repository_stay(
         assert (private_tmp / "gitgauge-wt-live").exists()
         assert (private_tmp / "gitgauge-wt-theirs").exists()
         assert all(path.exists() for path in others)
-        assert "gitgauge-wt-" in other.git("worktree", "list")
+        assert _checkouts(private_tmp)
     finally:
         live.send_signal(signal.SIGTERM)
         live.wait(timeout=60)
@@ -199,16 +223,22 @@ def test_leftovers_of_a_live_gitgauge_or_of_another_repository_stay(
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(os.getpgid(pid), signal.SIGKILL)
     assert live.returncode == 130
-    assert "gitgauge-wt-" not in other.git("worktree", "list")
+    assert _checkouts(private_tmp) == []
+    assert _no_worktrees(other)
 
 
 def test_second_writer_fails_at_once_naming_the_holder(git_repo: GitRepo) -> None:
     _slow_repo(git_repo, fixes=1)
+    private_tmp = _private_tmp(git_repo)
     child = subprocess.Popen(
-        [*GITGAUGE, "mine"], cwd=git_repo.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [*GITGAUGE, "mine"],
+        cwd=git_repo.root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=dict(os.environ, TMPDIR=str(private_tmp)),
     )
     try:
-        _wait_for_worktree(git_repo)
+        _wait_for_checkout(private_tmp)
         result = run_gitgauge("mine", cwd=git_repo.root)
         assert result.returncode == 1
         assert f"pid {child.pid}" in result.stderr
@@ -228,12 +258,17 @@ def test_run_and_rewrite_take_the_lock_and_wait_waits_for_the_holder(
     noop.write_text("name: noop\nadapter: noop\n", encoding="utf-8")
     # A backend is chosen before the lock: an API key that is never used (nothing to rewrite).
     env = dict(os.environ, ANTHROPIC_API_KEY="unused", ANTHROPIC_BASE_URL="http://127.0.0.1:9")
+    private_tmp = _private_tmp(git_repo)
     holder = subprocess.Popen(
-        [*GITGAUGE, "mine"], cwd=git_repo.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [*GITGAUGE, "mine"],
+        cwd=git_repo.root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=dict(env, TMPDIR=str(private_tmp)),
     )
     waiters: list[tuple[subprocess.Popen[bytes], Path]] = []
     try:
-        _wait_for_worktree(git_repo)
+        _wait_for_checkout(private_tmp)
         for command in (["run", "-c", str(noop)], ["rewrite"]):
             result = run_gitgauge(*command, cwd=git_repo.root, env=env)
             assert result.returncode == 1, (command, result.stderr)
@@ -332,7 +367,8 @@ def test_cheating_agent_cannot_find_the_fix_in_an_isolated_workspace(
         link=[],
         warn=warnings.append,  # type: ignore[arg-type]
     ) as prepared:
-        with prepared.workspace() as workspace:
+        with prepared.workspace() as opened:
+            workspace = opened.path
             assert workspace.parent.parent == own_temp_root
             env = dict(os.environ, CHEAT_OUT=str(out))
             subprocess.run(["sh", "-c", CHEAT], cwd=workspace, env=env, check=False)
@@ -358,7 +394,8 @@ def test_isolated_history_copy_holds_only_history_up_to_base(git_repo: GitRepo) 
     base, fix = _repo_with_secret_fix(git_repo)
     repo = Repository(git_repo.root)
     with TaskWorkspaces(repo, base, history="isolated", link=[], warn=print) as prepared:
-        with prepared.workspace() as workspace:
+        with prepared.workspace() as opened:
+            workspace = opened.path
             listed = subprocess.run(
                 ["git", "rev-list", "--all"], cwd=workspace, capture_output=True, text=True
             ).stdout.split()
@@ -373,7 +410,8 @@ def test_owner_files_do_not_name_the_users_repository(git_repo: GitRepo) -> None
     base, _ = _repo_with_secret_fix(git_repo)
     repo = Repository(git_repo.root)
     with TaskWorkspaces(repo, base, history="isolated", link=[], warn=print) as prepared:
-        with prepared.workspace() as workspace:
+        with prepared.workspace() as opened:
+            workspace = opened.path
             for owner in workspace.parent.glob("*.json"):
                 text = owner.read_text()
                 assert str(git_repo.root) not in text
@@ -399,7 +437,8 @@ def test_history_copies_of_a_run_chain_without_reaching_past_their_base(
             with TaskWorkspaces(
                 repo, base, history="isolated", link=[], warn=print, copies=copies
             ) as prepared:
-                with prepared.workspace() as workspace:
+                with prepared.workspace() as opened:
+                    workspace = opened.path
                     listed = subprocess.run(
                         ["git", "rev-list", "--all"],
                         cwd=workspace,

@@ -578,7 +578,7 @@ def test_worktrees_live_in_temporary_directories_outside_the_repository(mined: M
         cwd = Path(run["cwd"]).resolve()
         assert not cwd.is_relative_to(mined.repo.root.resolve())
         assert cwd.is_relative_to(temp_root)
-        assert any(part.startswith("gitgauge-wt-") for part in cwd.parts)
+        assert any(part.startswith("gitgauge-co-") for part in cwd.parts)
 
 
 def test_each_verified_fix_runs_at_the_fix_then_twice_at_the_parent(mined: Mined) -> None:

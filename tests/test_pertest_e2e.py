@@ -105,7 +105,12 @@ def build(root: Path) -> tuple[GitRepo, dict[str, str]]:
             "    assert add(2, 3) == 5\n\n\ndef test_add_zero():\n    assert add(0, 0) == 0\n",
         },
     )
-    config = {"testCommand": f"{shlex.quote(sys.executable)} -m pytest -q"}
+    # No sandbox: the flaky test counts its runs in a directory outside the checkout, which the
+    # sandbox would hide (tests/test_sandbox.py grades per test in the sandbox).
+    config = {
+        "testCommand": f"{shlex.quote(sys.executable)} -m pytest -q",
+        "run": {"sandbox": "none"},
+    }
     (root / "gitgauge.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     return repo, shas
 
@@ -252,7 +257,9 @@ def test_without_reports_a_suite_verdict_that_flips_is_flaky(tmp_path: Path) -> 
         files={"src/a.py": "A = 2\n", "tests/test_a.py": "assert True\n"},
     )
     (repo.root / "gitgauge.yaml").write_text(
-        yaml.safe_dump({"testCommand": f"{shlex.quote(sys.executable)} run.py"}),
+        yaml.safe_dump(
+            {"testCommand": f"{shlex.quote(sys.executable)} run.py", "run": {"sandbox": "none"}}
+        ),
         encoding="utf-8",
     )
     result = run_gitgauge("mine", cwd=repo.root, env=cli_env(tmp_path))

@@ -10,12 +10,10 @@ from pathlib import Path
 import pytest
 from conftest import GitRepo
 from mine_helpers import isolated, new_repo
+from scoring_helpers import agent_workspace, graded
 
-from gitgauge.core.git import Repository
 from gitgauge.core.paths import TEST_INFRA_PATTERNS
-from gitgauge.core.worktree import checkout
-from gitgauge.running.scoring import diffstat
-from gitgauge.running.scoring.protect import Protection, protect
+from gitgauge.running.scoring.protect import Protection
 
 README = Path(__file__).parents[1] / "README.md"
 
@@ -86,14 +84,13 @@ def base_repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitRepo]:
 def _protect_after(
     repo: GitRepo, edits: dict[str, str], *, patterns: Sequence[str] = ()
 ) -> tuple[Protection, dict[str, str | bool]]:
-    gitgauge_repo = Repository(repo.root)
     base = repo.git("rev-parse", "HEAD").strip()
-    with checkout(gitgauge_repo, base, warn=print) as workspace:
+    with agent_workspace(repo.root, base) as opened:
+        workspace = opened.path
         for path, text in edits.items():
             (workspace / path).parent.mkdir(parents=True, exist_ok=True)
             (workspace / path).write_text(text, encoding="utf-8")
-        diffstat.stage_all(gitgauge_repo, workspace, link=[])
-        protection = protect(gitgauge_repo, workspace, base, link=[], patterns=patterns)
+        protection = graded(opened, base, patterns=patterns)
         contents = {
             path: (workspace / path).exists() and (workspace / path).read_text() for path in edits
         }

@@ -220,8 +220,11 @@ def test_a_failing_setup_and_a_crashing_agent_are_errors_and_the_run_goes_on(
         crash_result["errorKind"] == "adapter-exit" and "exited 5" in crash_result["errorMessage"]
     )
     mangled = load_result(runs[0], "mangles", task["id"])
-    assert (mangled["status"], mangled["errorKind"]) == ("error", "internal")
-    assert "tests" in mangled["errorMessage"] and mangled["diffFiles"] >= 3
+    # A file where `tests/` was: protection puts the test files back in the graded tree (the
+    # agent's file goes), so the pair is graded, and did not fix anything.
+    assert (mangled["status"], mangled["errorKind"]) == ("unresolved", None)
+    assert mangled["reverted"] and all(p.startswith("tests/") for p in mangled["reverted"])
+    assert mangled["diffFiles"] >= 3
     assert load_result(runs[0], "gold", task["id"])["status"] == "resolved"
     setup_result = load_result(runs[1], "gold", task["id"])
     assert (setup_result["status"], setup_result["errorKind"]) == ("error", "setup")

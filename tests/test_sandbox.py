@@ -24,9 +24,9 @@ import pytest
 import yaml
 from conftest import GITGAUGE, run_gitgauge
 
+from gitgauge.core.sandbox import probe
 from gitgauge.core.store import config_dir_name
 from gitgauge.demo import demo_test_command
-from gitgauge.running.sandbox import probe
 
 SLUG_FILE = "textkit/slug.py"
 
@@ -506,7 +506,7 @@ def test_sandbox_network_false_cuts_the_network(demo: Path, tmp_path: Path) -> N
 def test_a_version_managers_shims_bring_its_root(tmp_path: Path) -> None:
     """pyenv's `shims/python3` is a script that runs `<root>/libexec/pyenv`: with only the
     shims directory exposed, every `python3` in the sandbox exits 127."""
-    from gitgauge.running.sandbox import path_dirs
+    from gitgauge.core.sandbox import path_dirs
 
     root = tmp_path / ".pyenv"
     (root / "shims").mkdir(parents=True)

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 from conftest import GitRepo
+from scoring_helpers import agent_workspace, graded
 
 from gitgauge.core.git import Repository
 from gitgauge.core.records import RepoConfig, Task
-from gitgauge.core.worktree import checkout
 from gitgauge.running.scoring import diffstat
 from gitgauge.running.scoring.grade import grade
-from gitgauge.running.scoring.protect import WorkspaceEscape, protect
+from gitgauge.running.scoring.protect import WorkspaceEscape
 
 LINK = [".venv"]
 APP = "def answer():\n    return 41\n\n\ndef name():\n    return 'app'\n"
@@ -50,9 +50,9 @@ def head(repo: GitRepo) -> str:
 
 
 def test_diff_counts_every_change_against_base_but_not_linked_paths(base_repo: GitRepo) -> None:
-    repo = Repository(base_repo.root)
     base = head(base_repo)
-    with checkout(repo, base, link=LINK, warn=no_warnings) as workspace:
+    with agent_workspace(base_repo.root, base, link=LINK) as opened:
+        workspace = opened.path
         assert (workspace / ".venv").is_symlink()
         (workspace / "app.py").write_text(APP.replace("41", "42"), encoding="utf-8")  # +1 -1
         (workspace / "helper.py").write_text("a = 1\nb = 2\nc = 3\n", encoding="utf-8")  # +3
@@ -62,9 +62,9 @@ def test_diff_counts_every_change_against_base_but_not_linked_paths(base_repo: G
         # Through the link, into the user's real .venv: not the agent's diff.
         (workspace / ".venv" / "lib" / "agent.py").write_text("1\n2\n", encoding="utf-8")
 
-        diffstat.stage_all(repo, workspace, link=LINK)
-        stat = diffstat.diff_stat(repo, workspace, base, link=LINK)
-        patch = diffstat.patch(repo, workspace, base, link=LINK)
+        opened.checkout.read_agent_tree(base)
+        stat = diffstat.diff_stat(opened.checkout, base)
+        patch = diffstat.patch(opened.checkout, base)
 
     by_path = {change.path: change for change in stat.changes}
     assert sorted(by_path) == ["app.py", "helper.py", "logo.png", "new_name.py", "notes.txt"]
@@ -79,21 +79,20 @@ def test_diff_counts_every_change_against_base_but_not_linked_paths(base_repo: G
 
 
 def test_an_untouched_workspace_has_an_empty_diff(base_repo: GitRepo) -> None:
-    repo = Repository(base_repo.root)
     base = head(base_repo)
-    with checkout(repo, base, link=LINK, warn=no_warnings) as workspace:
-        diffstat.stage_all(repo, workspace, link=LINK)
-        stat = diffstat.diff_stat(repo, workspace, base, link=LINK)
-        patch = diffstat.patch(repo, workspace, base, link=LINK)
+    with agent_workspace(base_repo.root, base, link=LINK) as opened:
+        opened.checkout.read_agent_tree(base)
+        stat = diffstat.diff_stat(opened.checkout, base)
+        patch = diffstat.patch(opened.checkout, base)
 
     assert (stat.files, stat.insertions, stat.deletions) == (0, 0, 0)
     assert patch == ""
 
 
 def test_protected_edits_are_reverted_and_new_test_infra_deleted(base_repo: GitRepo) -> None:
-    repo = Repository(base_repo.root)
     base = head(base_repo)
-    with checkout(repo, base, link=LINK, warn=no_warnings) as workspace:
+    with agent_workspace(base_repo.root, base, link=LINK) as opened:
+        workspace = opened.path
         edits = {
             "app.py": APP.replace("41", "42"),  # the real fix: kept
             "tests/test_app.py": "def test_answer():\n    pass\n",  # weakened test: reverted
@@ -106,9 +105,8 @@ def test_protected_edits_are_reverted_and_new_test_infra_deleted(base_repo: GitR
         for path, text in edits.items():
             (workspace / path).write_text(text, encoding="utf-8")
         (workspace / "tests" / "test_other.py").unlink()  # deleted test: restored
-        diffstat.stage_all(repo, workspace, link=LINK)
 
-        protection = protect(repo, workspace, base, link=LINK)
+        protection = graded(opened, base)
 
         assert protection.reverted == ["pytest.ini", "tests/test_app.py", "tests/test_other.py"]
         assert protection.deleted == ["conftest.py", "requirements-dev.txt", "tests/conftest.py"]
@@ -127,17 +125,20 @@ def test_a_symlinked_test_directory_is_never_written_through(
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "test_app.py").write_text("precious\n", encoding="utf-8")
-    repo = Repository(base_repo.root)
     base = head(base_repo)
-    with checkout(repo, base, link=LINK, warn=no_warnings) as workspace:
+    with agent_workspace(base_repo.root, base, link=LINK) as opened:
+        workspace = opened.path
         for path in (workspace / "tests").iterdir():
             path.unlink()
         (workspace / "tests").rmdir()
         (workspace / "tests").symlink_to(outside)
-        diffstat.stage_all(repo, workspace, link=LINK)
 
-        with pytest.raises(WorkspaceEscape, match="tests is a symlink"):
-            protect(repo, workspace, base, link=LINK)
+        protection = graded(opened, base)
+
+        # Putting the test files back replaced the agent's link by the real directory.
+        assert protection.reverted == ["tests/test_app.py", "tests/test_other.py"]
+        assert not (workspace / "tests").is_symlink()
+        assert (workspace / "tests" / "test_app.py").read_text(encoding="utf-8") == TEST_APP
 
     assert (outside / "test_app.py").read_text(encoding="utf-8") == "precious\n"
     assert sorted(p.name for p in outside.iterdir()) == ["test_app.py"]
@@ -174,9 +175,11 @@ def run_grade(
 ) -> tuple[bool, bool | None]:
     repo = Repository(root)
     config = RepoConfig(testCommand=CHECK)
-    with checkout(repo, task.base, warn=no_warnings) as workspace:
+    with agent_workspace(root, task.base) as opened:
+        workspace = opened.path
         if value is not None:
             (workspace / "value.txt").write_text(value, encoding="utf-8")
+        graded(opened, task.base)
         verdict = grade(repo, task, workspace, config, env={"PATH": "/usr/bin:/bin"},
                         log_dir=tmp_path / "logs")  # fmt: skip
     assert (tmp_path / "logs" / "test.stdout").exists()
@@ -204,3 +207,32 @@ def test_regression_is_unknown_when_the_base_suite_did_not_pass(
 
     assert run_grade(git_repo.root, task, "42\n", tmp_path) == (True, None)
     assert not (tmp_path / "logs" / "base-test.stdout").exists()
+
+
+def test_test_files_are_never_laid_through_a_symlink_of_the_agents_tree(
+    git_repo: GitRepo, tmp_path: Path
+) -> None:
+    """The fix adds its tests in a new directory; the agent put a symlink there: laying them
+    would write wherever it points, so the pair is an escape, not a verdict."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    base = git_repo.commit("initial", files={"value.txt": "41\n"})
+    fix = git_repo.commit("fix: value", files={"value.txt": "42\n", "checks/expected.txt": "42\n"})
+    task = Task(
+        id="fix-value",
+        base=base,
+        fix=fix,
+        subject="fix: value",
+        prompt="Fix the following bug:\n\nfix: value",
+        testFiles=["checks/expected.txt"],
+        promptQuality="title-only",
+        minedAt="2024-01-01T00:00:00+00:00",
+    )
+    repo = Repository(git_repo.root)
+    with agent_workspace(git_repo.root, base) as opened:
+        (opened.path / "checks").symlink_to(outside)
+        graded(opened, base)
+        with pytest.raises(WorkspaceEscape, match="checks is a symlink"):
+            grade(repo, task, opened.path, RepoConfig(testCommand=CHECK), env={},
+                  log_dir=tmp_path / "logs")  # fmt: skip
+    assert list(outside.iterdir()) == []

@@ -1,9 +1,10 @@
-"""Concurrent worktrees of one repository: `mine -j 4` over dozens of candidates whose test command
-returns at once, so worktree adds and removes of four threads overlap all the time.
+"""Concurrent checkouts of one repository: `mine -j 4` over dozens of candidates whose test command
+returns at once, so the resets of four threads' checkouts overlap all the time.
 
-git deletes `.git/worktrees/` when the last worktree is removed; an add in another thread at that
-moment failed with "could not create directory of '.git/worktrees/...'". gitgauge's own
-add / remove / prune of one repository now take turns; this is the real code path, run hard.
+gitgauge once used `git worktree add` per candidate, and git deletes `.git/worktrees/` when the
+last worktree is removed: an add in another thread at that moment failed. Its checkouts now have
+git directories of their own (`core.checkout`) and never register a worktree in the user's
+repository; this is the real code path, run hard.
 """
 
 from __future__ import annotations
@@ -47,31 +48,34 @@ def test_mine_j4_over_dozens_of_instant_candidates_never_races(tmp_path: Path) -
     assert repo.git("worktree", "list", "--porcelain").count("worktree ") == 1
 
 
-def test_threads_adding_and_removing_worktrees_of_one_repository(
+def test_threads_resetting_checkouts_of_one_repository(
     tmp_path: Path, no_stray_worktrees: None
 ) -> None:
-    """The same through the library door, from eight threads at once (no test command at all),
-    including the stale-worktree sweep that prunes."""
+    """The same through the library door, from eight threads at once (no test command at all):
+    each slot's checkout reset back and forth between commits, always exactly the commit."""
+    from gitgauge.core.checkout import CheckoutPool
     from gitgauge.core.git import Repository
-    from gitgauge.core.worktree import checkout
 
     repo = build_many_fixes(tmp_path / "repo")
     host = Repository(repo.root)
-    head = repo.git("rev-parse", "HEAD").strip()
+    shas = repo.git("rev-list", "HEAD").split()[:25]
     errors: list[BaseException] = []
+    pool = CheckoutPool(owner_repository=host.root)
 
-    def cycle() -> None:
+    def cycle(slot: int) -> None:
         try:
-            for _ in range(25):
-                with checkout(host, head, warn=lambda _message: None) as path:
-                    assert (path / "src" / "a.py").read_text() == f"A = {CANDIDATES}\n"
+            with pool.slot(slot) as checkout:
+                for number, sha in zip(range(CANDIDATES, 0, -1), shas, strict=False):
+                    checkout.reset(sha, stores=host.object_stores(), warn=lambda _message: None)
+                    assert (checkout.path / "src" / "a.py").read_text() == f"A = {number}\n"
         except BaseException as error:  # noqa: BLE001 - reported by the main thread
             errors.append(error)
 
-    threads = [threading.Thread(target=cycle) for _ in range(8)]
+    threads = [threading.Thread(target=cycle, args=(slot,)) for slot in range(8)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
+    pool.close()
     assert errors == []
     assert repo.git("worktree", "list", "--porcelain").count("worktree ") == 1

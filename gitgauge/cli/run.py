@@ -13,6 +13,7 @@ from gitgauge.core.errors import UsageError
 from gitgauge.core.git import Repository
 from gitgauge.core.lock import exclusive
 from gitgauge.core.records import RepoConfig, RunResult, Task
+from gitgauge.core.sandbox import Sandbox, SandboxMode
 from gitgauge.core.store import Store, StoredRun
 from gitgauge.core.worktree import remove_stale
 from gitgauge.reporting.render import render as render_report
@@ -28,7 +29,6 @@ from gitgauge.running.plan import (
     plan_sandbox,
 )
 from gitgauge.running.run import execute as execute_run
-from gitgauge.running.sandbox import Sandbox, SandboxMode
 
 SANDBOX_MODES = ("auto", "bwrap", "none")
 

@@ -133,6 +133,24 @@ class Repository:
         except ValueError:
             return None
 
+    def object_stores(self) -> tuple[Path, ...]:
+        """The repository's object directory, for readers that must not open the repository
+        itself (git follows its own `info/alternates`)."""
+        return (Path(self._repo.common_dir).resolve() / "objects",)
+
+    def branch_refs(self) -> list[tuple[str, str]]:
+        """(ref name, sha) of every branch and tag (tags peeled to what they name is not
+        needed: a ref to a tag object is fine for readers of the same objects)."""
+        output = self.git(
+            "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads", "refs/tags"
+        )
+        refs: list[tuple[str, str]] = []
+        for line in output.splitlines():
+            name, _, sha = line.partition(" ")
+            if name and sha:
+                refs.append((name, sha))
+        return refs
+
     def is_shallow(self) -> bool:
         return (Path(self._repo.git_dir) / "shallow").exists() or (
             Path(self._repo.common_dir) / "shallow"
@@ -158,6 +176,10 @@ class Repository:
             ["git", "merge-base", "--is-ancestor", ancestor, descendant], cwd=self.root
         )
         return result.exit_code == 0
+
+    def ancestor_count(self, sha: str) -> int:
+        """How many commits `sha`'s history holds (itself included)."""
+        return int(self.git("rev-list", "--count", sha).strip())
 
     def commit_time(self, sha: str) -> int:
         """Committer time of `sha` (seconds since the epoch)."""

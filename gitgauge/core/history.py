@@ -9,20 +9,21 @@ as in `gitgauge.core.git`, the door to the user's repository.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from gitgauge.core import process
 from gitgauge.core.errors import GitError
-from gitgauge.core.git import NO_HOOKS, Repository
+from gitgauge.core.git import Repository
 
 
 class HistoryCopy:
     """A bare repository gitgauge made that holds only the history up to one commit.
 
-    Agents work in worktrees of it: no ref, reflog, object or alternate of it reaches the user's
-    later commits (the fix), and the worktree's `.git` file points here, not at the user's
-    repository.
+    Agents work in checkouts over it (`core.checkout`): no ref, reflog, object or alternate of it
+    reaches the user's later commits (the fix). It is never written after it is made: an
+    agent's objects go to the agent's own git directory.
     """
 
     def __init__(self, root: Path, commit: str, borrowed: tuple[HistoryCopy, ...] = ()) -> None:
@@ -30,6 +31,11 @@ class HistoryCopy:
         self.commit = commit
         self.borrowed = borrowed
         """Earlier copies (of ancestors of `commit`) whose objects this one uses, oldest first."""
+
+    @property
+    def stores(self) -> tuple[Path, ...]:
+        """Every object directory a reader of this copy needs, oldest first."""
+        return (*(copy.root / "objects" for copy in self.borrowed), self.root / "objects")
 
     @classmethod
     def create(
@@ -61,48 +67,32 @@ class HistoryCopy:
             (root / "objects" / "info").mkdir(parents=True, exist_ok=True)
             (root / "objects" / "info" / "alternates").write_text(alternates, encoding="utf-8")
             revisions += f"^{borrow.commit}\n"
+        # The copy's object directory is the primary one and the user's repository is only
+        # read: `pack-objects` makes its temporary pack beside the copy, on the copy's file
+        # system (a tmpfs TMPDIR is no longer a cross-device rename), and never writes into the
+        # user's `.git`. No `--local`: the objects come from that alternate.
         pack_base = root / "objects" / "pack" / "pack"
         result = process.run(
             ["git", "pack-objects", "--revs", "--quiet", str(pack_base)],
             cwd=source.root,
             stdin_text=revisions,
+            env=process.clean_env(
+                cwd=source.root,
+                extra={
+                    "GIT_OBJECT_DIRECTORY": str(root / "objects"),
+                    "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.pathsep.join(
+                        str(store) for store in source.object_stores()
+                    ),
+                },
+            ),
         )
         if not result.ok:
-            raise GitError(f"could not copy history up to {commit[:12]}: {result.stderr_tail}")
+            detail = result.stderr_tail.strip() or result.start_error or f"exit {result.exit_code}"
+            raise GitError(f"could not copy history up to {commit[:12]}: {detail}")
         copy = cls(root, commit, borrowed)
         _git_ok(["git", "update-ref", "refs/heads/main", commit], cwd=root)
         _git_ok(["git", "symbolic-ref", "HEAD", "refs/heads/main"], cwd=root)
         return copy
-
-    def overlay(self, root: Path) -> HistoryCopy:
-        """A new, empty bare repository at `root` that reads this copy's objects through
-        `objects/info/alternates` and writes its own: what one agent stages or commits stays
-        out of the copy that the task's other configs work in (gold's staged resolution would
-        otherwise be readable by the next agent)."""
-        _git_ok(["git", "init", "--bare", "--quiet", "--template=", str(root)], cwd=root.parent)
-        stores = (*self.borrowed, self)
-        (root / "objects" / "info").mkdir(parents=True, exist_ok=True)
-        alternates = "".join(f"{copy.root / 'objects'}\n" for copy in stores)
-        (root / "objects" / "info" / "alternates").write_text(alternates, encoding="utf-8")
-        _git_ok(["git", "update-ref", "refs/heads/main", self.commit], cwd=root)
-        _git_ok(["git", "symbolic-ref", "HEAD", "refs/heads/main"], cwd=root)
-        return HistoryCopy(root, self.commit, stores)
-
-    def worktree_add(self, path: Path, commit: str) -> None:
-        _git_ok(
-            ["git", *NO_HOOKS, "worktree", "add", "--detach", "--quiet", str(path), commit],
-            cwd=self.root,
-        )
-
-    def worktree_remove(self, path: Path) -> None:
-        process.run(
-            ["git", *NO_HOOKS, "worktree", "remove", "--force", "--force", str(path)],
-            cwd=self.root,
-            cleanup=True,
-        )
-
-    def worktree_prune(self) -> None:
-        process.run(["git", "worktree", "prune"], cwd=self.root, cleanup=True)
 
 
 def _git_ok(argv: list[str], *, cwd: Path) -> str:

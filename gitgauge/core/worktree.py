@@ -1,9 +1,9 @@
-"""Throwaway checkouts: `git worktree add --detach` in a temporary directory outside the
-repository, `worktree.link` directories symlinked in, always removed and pruned afterwards.
+"""What gitgauge's temporary directories share: owner files (pid and repository, by fingerprint),
+so a later command removes what a hard-killed one left, and only its own; `worktree.link`
+directories symlinked into a checkout; files laid from a commit; warnings said once.
 
-Each worktree lives in its own `gitgauge-wt-*` temporary directory holding an owner file (pid and
-repository), so a later gitgauge command can find and remove worktrees left by a hard kill, and
-only its own.
+gitgauge's checkouts are `core.checkout`'s; `gitgauge-wt-*` worktrees registered in the user's
+repository were made by earlier gitgauge versions; `remove_stale` still removes them.
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from gitgauge.core import links
@@ -55,45 +54,6 @@ def warn_once(warn: Warn) -> Warn:
         warn(message)
 
     return say_once
-
-
-@contextmanager
-def checkout(
-    host: WorktreeHost,
-    commit: str,
-    *,
-    link: Sequence[str] = (),
-    link_from: Path | None = None,
-    owner_repository: Path | None = None,
-    warn: Warn,
-) -> Iterator[Path]:
-    """Check `commit` out in a fresh detached worktree of `host`; yield its path; always remove it.
-
-    `link` directories come from `link_from` (default: the host's root); `owner_repository` is
-    the user's repository the worktree is made for (default: the host), for stale cleanup.
-    """
-    holder: Path | None = None
-    try:
-        # Created and labelled as one step, so a stale holder can always be told apart as ours.
-        # The owner file names repositories by fingerprint, not path: an agent working in the
-        # worktree must not learn where the user's repository (and the fix) lives.
-        with deferred():
-            holder = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX))
-            owner = {
-                "pid": os.getpid(),
-                "host": fingerprint(host.root),
-                "repository": fingerprint(owner_repository or host.root),
-                "links": list(link),
-            }
-            (holder / OWNER_FILE).write_text(json.dumps(owner), encoding="utf-8")
-        path = worktree_path(holder)
-        with admin_lock(host):
-            host.worktree_add(path, commit)
-        link_directories(link_from or host.root, path, link, warn=warn)
-        yield path
-    finally:
-        if holder is not None:
-            remove(host, holder)
 
 
 def worktree_path(holder: Path) -> Path:

@@ -14,11 +14,13 @@ from datetime import datetime, timezone
 from pathlib import PurePosixPath
 
 from gitgauge.core import process
+from gitgauge.core.checkout import Checkout, CheckoutPool
 from gitgauge.core.git import Commit, Repository
 from gitgauge.core.mergetree import ReMerge, count_regions, re_merge, read_text
 from gitgauge.core.parallel import in_order
 from gitgauge.core.records import MergeDifficulty, RepoConfig, Task
-from gitgauge.core.worktree import Warn, checkout
+from gitgauge.core.sandbox import Mounts, Sandbox
+from gitgauge.core.worktree import Warn
 from gitgauge.mining import classify
 
 # Skip reasons, counted in the mine summary (a detail names the file or git's words).
@@ -150,33 +152,42 @@ def verify_merge(
     *,
     warn: Warn,
     extra_env: Mapping[str, str] | None = None,
+    checkout: Checkout,
+    sandbox: Sandbox | None = None,
 ) -> MergeVerdict:
-    """Run the suite at the recorded merge: a task either way, `testsAtMerge` says which."""
+    """Run the suite at the recorded merge (in `checkout`, reset there; the test run in
+    `sandbox`): a task either way, `testsAtMerge` says which."""
     commit = candidate.commit
     base, other = commit.parents
     note = ""
-    with checkout(repo, commit.sha, link=config.worktree.link, warn=warn) as worktree:
-        env = process.clean_env(cwd=worktree, extra=extra_env)
-        passed = True
-        if config.setupCommand:
-            setup = process.run(
-                config.setupCommand,
-                cwd=worktree,
-                timeout_seconds=config.timeouts.setup / 1000,
-                env=env,
-            )
-            if not setup.ok:
-                passed, note = False, "setupCommand failed at the merge: exact match only"
-        if passed:
-            test = process.run(
-                config.testCommand,
-                cwd=worktree,
-                timeout_seconds=config.timeouts.test / 1000,
-                env=env,
-            )
-            if not test.ok:
-                how = "timed out" if test.timed_out else f"exit {test.exit_code}"
-                passed, note = False, f"suite fails at the merge ({how}): exact match only"
+    stores = repo.object_stores()
+    checkout.reset(
+        commit.sha, stores=stores, link=config.worktree.link, link_from=repo.root, warn=warn
+    )
+    worktree = checkout.path
+    env = process.clean_env(cwd=worktree, extra=extra_env)
+    passed = True
+    if config.setupCommand:
+        setup = process.run(
+            config.setupCommand,
+            cwd=worktree,
+            timeout_seconds=config.timeouts.setup / 1000,
+            env=env,
+        )
+        if not setup.ok:
+            passed, note = False, "setupCommand failed at the merge: exact match only"
+    if passed:
+        mounts = Mounts(workspace=worktree, read_only=(checkout.git_dir, *stores))
+        test = process.run(
+            config.testCommand,
+            cwd=worktree,
+            timeout_seconds=config.timeouts.test / 1000,
+            env=env,
+            wrapper=sandbox.argv(mounts, agent=False) if sandbox else (),
+        )
+        if not test.ok:
+            how = "timed out" if test.timed_out else f"exit {test.exit_code}"
+            passed, note = False, f"suite fails at the merge ({how}): exact match only"
     files = list(candidate.remade.conflicted)
     task = Task(
         id=classify.task_id(commit.sha, commit.subject),
@@ -210,11 +221,20 @@ def verify_all(
     jobs: int,
     warn: Warn,
     on_start: Callable[[Commit], None],
+    pool: CheckoutPool,
+    sandbox: Sandbox | None,
 ) -> Generator[MergeVerdict, None, None]:
     def judge(candidate: MergeCandidate, slot: int) -> MergeVerdict:
         on_start(candidate.commit)
-        return verify_merge(
-            repo, candidate, config, warn=warn, extra_env={"GITGAUGE_JOB": str(slot)}
-        )
+        with pool.slot(slot) as checkout:
+            return verify_merge(
+                repo,
+                candidate,
+                config,
+                warn=warn,
+                extra_env={"GITGAUGE_JOB": str(slot)},
+                checkout=checkout,
+                sandbox=sandbox,
+            )
 
     return in_order(candidates, judge, jobs=jobs, name="verify-merge")

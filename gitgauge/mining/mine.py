@@ -12,12 +12,15 @@ from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 
-from gitgauge.core import links
+from gitgauge.core import links, process
+from gitgauge.core.checkout import CheckoutPool
 from gitgauge.core.errors import ConfigError, GitError, UsageError
 from gitgauge.core.git import Commit, Repository
 from gitgauge.core.mergetree import check_git_version
 from gitgauge.core.parallel import in_order
 from gitgauge.core.records import PromptQuality, RepoConfig, Task
+from gitgauge.core.sandbox import Sandbox
+from gitgauge.core.sandbox import prepare as prepare_sandbox
 from gitgauge.core.store import Store, atomic_write_json
 from gitgauge.core.suite import stop_early_warning
 from gitgauge.core.worktree import Warn, warn_once
@@ -203,8 +206,67 @@ def mine(
         else:
             to_verify.append(candidate)
 
+    with CheckoutPool(owner_repository=repo.root) as pool:
+        sandbox = mining_sandbox(repo, config, warn=warn) if to_verify or merge_commits else None
+        _verify_candidates(
+            repo, config, store, to_verify, summary,
+            jobs=jobs, warn=warn, events=events, prepare_task=prepare_task,
+            pool=pool, sandbox=sandbox,
+        )  # fmt: skip
+        if merge_commits is not None:
+            summary.merge = _mine_merges(
+                repo,
+                config,
+                store,
+                merge_commits,
+                mined=mined,
+                force=force,
+                dry_run=dry_run,
+                jobs=jobs,
+                warn=warn,
+                events=events,
+                prepare_task=prepare_task,
+                pool=pool,
+                sandbox=sandbox,
+            )
+    return summary
+
+
+def mining_sandbox(repo: Repository, config: RepoConfig, *, warn: Warn) -> Sandbox | None:
+    """The sandbox mining's test runs happen in: `run.sandbox`'s policy with no agent, so a
+    suite that cannot run where `run` grades is found now, not as gold 0%."""
+    return prepare_sandbox(
+        config.run.sandbox,
+        network=config.run.sandbox_network,
+        repo_root=repo.root,
+        link=config.worktree.link,
+        exposures=[],
+        test_command=config.testCommand,
+        home_writable=[],
+        env=process.clean_env(),
+        warn=warn,
+        who="test commands",
+    )
+
+
+def _verify_candidates(
+    repo: Repository,
+    config: RepoConfig,
+    store: Store,
+    to_verify: list[Candidate],
+    summary: MineSummary,
+    *,
+    jobs: int,
+    warn: Warn,
+    events: MineEvents,
+    prepare_task: Callable[[Task, Commit], Task] | None,
+    pool: CheckoutPool,
+    sandbox: Sandbox | None,
+) -> None:
     start_failures = 0
-    verdicts = _verify_all(repo, config, to_verify, jobs=jobs, warn=warn, events=events)
+    verdicts = _verify_all(
+        repo, config, to_verify, jobs=jobs, warn=warn, events=events, pool=pool, sandbox=sandbox
+    )
     try:
         for verdict in verdicts:
             if verdict.task is not None:
@@ -216,6 +278,13 @@ def mine(
                 assert verdict.reason is not None
                 summary.rejected[verdict.reason] += 1
                 start_failures = start_failures + 1 if verdict.reason == FAILED_TO_START else 0
+                if verdict.reason == "fails in the sandbox":
+                    warn(
+                        "the suite passes outside the sandbox but fails in it, where `run` "
+                        "grades: such fixes are not saved (even gold would fail them). "
+                        "Make the suite write only inside its checkout or into new files under "
+                        "$HOME, or set run.sandbox: none (see 'Sandbox' in the README)"
+                    )
             if verdict.reason not in _NOT_REMEMBERED:
                 _remember(store, config, verdict)
             events.on_verdict(verdict)
@@ -233,21 +302,6 @@ def mine(
         and not (summary.judged_before or summary.already_mined)
     ):
         raise _never_started(config, f"at every candidate ({len(to_verify)})")
-    if merge_commits is not None:
-        summary.merge = _mine_merges(
-            repo,
-            config,
-            store,
-            merge_commits,
-            mined=mined,
-            force=force,
-            dry_run=dry_run,
-            jobs=jobs,
-            warn=warn,
-            events=events,
-            prepare_task=prepare_task,
-        )
-    return summary
 
 
 def _mine_merges(
@@ -263,6 +317,8 @@ def _mine_merges(
     warn: Warn,
     events: MineEvents,
     prepare_task: Callable[[Task, Commit], Task] | None,
+    pool: CheckoutPool,
+    sandbox: Sandbox | None,
 ) -> merges.MergeSummary:
     """Merge-conflict tasks from the merge commits among the scanned ones (see `merges`)."""
     summary = merges.MergeSummary(merges=len(commits))
@@ -289,7 +345,14 @@ def _mine_merges(
         else:
             to_verify.append(found)
     verdicts = merges.verify_all(
-        repo, config, to_verify, jobs=jobs, warn=warn, on_start=events.on_start
+        repo,
+        config,
+        to_verify,
+        jobs=jobs,
+        warn=warn,
+        on_start=events.on_start,
+        pool=pool,
+        sandbox=sandbox,
     )
     try:
         for verdict in verdicts:
@@ -318,13 +381,24 @@ def _verify_all(
     jobs: int,
     warn: Warn,
     events: MineEvents,
+    pool: CheckoutPool,
+    sandbox: Sandbox | None,
 ) -> Generator[Verdict, None, None]:
     """Verify candidates on `jobs` threads; verdicts come in candidate order."""
 
     def judge(candidate: Candidate, slot: int) -> Verdict:
         events.on_start(candidate.commit)
         env = {"GITGAUGE_JOB": str(slot)}
-        return verify(repo, candidate.commit, config, warn=warn, extra_env=env)
+        with pool.slot(slot) as checkout:
+            return verify(
+                repo,
+                candidate.commit,
+                config,
+                warn=warn,
+                extra_env=env,
+                checkout=checkout,
+                sandbox=sandbox,
+            )
 
     return in_order(candidates, judge, jobs=jobs, name="verify")
 

@@ -6,31 +6,39 @@ unrelated tests fail at the fix; PASS_TO_PASS is what the run's regression check
 suite runs (plus reruns) per candidate. Without reports, exit codes decide, and a third run of the
 parent's own suite records `baseSuitePasses` for the regression check.
 
-One worktree per candidate: after the fix's runs, what they left is cleaned away and the parent
-is checked out in place, so git touches only the files the fix changed.
+One checkout per parallel slot (`core.checkout`), reset for every candidate: after the fix's
+runs, what they left is cleaned away and the parent is checked out in place, so git touches only
+the files the fix changed. With a sandbox (`run.sandbox`) the test runs happen in the same policy
+`run` grades in, so gold at run time reproduces what mining saw.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
 from gitgauge.core import links, process
-from gitgauge.core.errors import GitError
+from gitgauge.core.checkout import Checkout, CheckoutPool
 from gitgauge.core.git import Commit, Repository
 from gitgauge.core.junit import TestReport
 from gitgauge.core.paths import is_test_file
 from gitgauge.core.records import RepoConfig, Task
+from gitgauge.core.sandbox import Mounts, Sandbox
 from gitgauge.core.suite import NO_REPORT_HINT, SuiteRun, run_suite
-from gitgauge.core.worktree import Warn, checkout, lay_files
+from gitgauge.core.worktree import Warn, lay_files
 from gitgauge.mining import classify, pertest
 
 RejectReason = Literal[
     "passes before the fix",
     "fails at the fix",
+    "fails in the sandbox",
     "setup failed",
     "timed out",
     "test command failed to start",
@@ -40,12 +48,21 @@ RejectReason = Literal[
 REJECT_REASONS: tuple[RejectReason, ...] = (
     "passes before the fix",
     "fails at the fix",
+    "fails in the sandbox",
     "setup failed",
     "timed out",
     "test command failed to start",
     "no parent commit available",
     "flaky",
 )
+
+
+SANDBOX_SYMPTOMS = re.compile(
+    r"Read-only file system|EROFS|Permission denied|EACCES|No such file or directory|ENOENT"
+)
+"""How a suite says it could not write (read-only $HOME entries) or find (hidden) a path."""
+SANDBOX_PATH = re.compile(r"(?:EROFS|EACCES|ENOENT|Read-only file system|Permission denied|"
+                          r"No such file or directory)[^/\n]{0,40}'?(/[^\s'\",:)]+)")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -70,24 +87,32 @@ def verify(
     *,
     warn: Warn,
     extra_env: Mapping[str, str] | None = None,
+    checkout: Checkout | None = None,
+    sandbox: Sandbox | None = None,
 ) -> Verdict:
+    """`checkout`: the slot's checkout to reset (default: one of its own); `sandbox`: what the
+    test commands run in, the same policy `run` grades in."""
     if not commit.parents or not repo.has_commit(commit.parents[0]):
         return Verdict(
             commit, None, "no parent commit available", "the parent is not in this clone"
         )
     base = commit.parents[0]
     test_files = test_files_of(commit, patterns=config.tests.patterns)
-    commands = _Commands(config, extra_env, warn, source_root=repo.root)
-
-    with checkout(repo, commit.sha, link=config.worktree.link, warn=warn) as worktree:
-        outcome = _at_fix(commit, commands, worktree)
+    with ExitStack() as stack:
+        if checkout is None:
+            pool = stack.enter_context(CheckoutPool(owner_repository=repo.root))
+            checkout = stack.enter_context(pool.slot(0))
+        commands = _Commands(config, extra_env, warn, source_root=repo.root)
+        commands.place(repo, checkout, sandbox)
+        commands.reset(commit.sha)
+        outcome = _at_fix(commit, commands, checkout.path)
         if isinstance(outcome, Verdict):
             return outcome
         parent = _Parent(repo, commit, base, test_files, config, commands, outcome)
-        if _switch(repo, worktree, base, link=config.worktree.link, warn=warn):
-            return parent.verdict(worktree)
-    with checkout(repo, base, link=config.worktree.link, warn=warn) as worktree:
-        return parent.verdict(worktree)
+        # The same checkout, reset in place: git rewrites only the files the fix changed.
+        commands.reset(base)
+        return parent.verdict(checkout.path)
+    raise AssertionError("unreachable")
 
 
 def _at_fix(commit: Commit, commands: _Commands, worktree: Path) -> list[SuiteRun] | Verdict:
@@ -99,6 +124,13 @@ def _at_fix(commit: Commit, commands: _Commands, worktree: Path) -> list[SuiteRu
     first = at_fix[0].result
     if first.failed_to_start:
         return _reject(commit, "test command failed to start", "at the fix", first)
+    touched = commands.sandbox_symptoms(first)
+    if touched is not None and commands.test_once(worktree, sandboxed=False).ok:
+        # `run` grades in this sandbox: a fix that passes only outside it would be a task
+        # that even gold fails (0%), so it is said now, with what the suite tried to reach.
+        what = "the suite passes outside the sandbox but fails in it"
+        detail = f"{what} (it tried {', '.join(touched)})" if touched else what
+        return Verdict(commit, None, "fails in the sandbox", detail)
     timed_out = next((run.result for run in at_fix if run.result.timed_out), None)
     if timed_out is not None:
         return _reject(commit, "timed out", "the suite timed out at the fix", timed_out)
@@ -229,21 +261,6 @@ def _exit_code_rejection(commit: Commit, at_fix: list[SuiteRun]) -> Verdict | No
     return _reject(commit, "fails at the fix", f"exit {first.exit_code}", first)
 
 
-def _switch(repo: Repository, worktree: Path, commit: str, *, link: list[str], warn: Warn) -> bool:
-    """Check `commit` out in the worktree in place: remove what the runs left (sparing the
-    `worktree.link` symlinks), then a forced checkout that rewrites only the changed files.
-    False (and a fresh worktree for the parent) when git cannot: the suite may have left
-    files it cannot delete."""
-    spare = [arg for name in link for arg in ("-e", "/" + name.strip("/"))]
-    try:
-        repo.git("clean", "-ffdxq", *spare, cwd=worktree)
-        repo.git("checkout", "--force", "--quiet", "--detach", commit, cwd=worktree)
-    except GitError as error:
-        warn(f"could not reuse a worktree for the parent ({error}); using a fresh one")
-        return False
-    return True
-
-
 class _Commands:
     def __init__(
         self,
@@ -257,6 +274,40 @@ class _Commands:
         self.extra_env = dict(extra_env or {})
         self.warn = warn
         self.source_root = source_root
+        self.sandbox: Sandbox | None = None
+
+    def place(self, repo: Repository, checkout: Checkout, sandbox: Sandbox | None) -> None:
+        """Run in `checkout` (of `repo`'s objects), test commands in `sandbox`."""
+        self.repo = repo
+        self.checkout = checkout
+        self.sandbox = sandbox
+
+    def reset(self, commit: str) -> None:
+        self.checkout.reset(
+            commit,
+            stores=self.repo.object_stores(),
+            link=self.config.worktree.link,
+            link_from=self.source_root,
+            warn=self.warn,
+        )
+
+    @contextmanager
+    def _wrapper(self) -> Iterator[tuple[list[str], Path | None]]:
+        """The sandbox prefix for a test run and a directory of its own for its report (in
+        the sandbox the temporary directory is hidden, so the report directory is mounted)."""
+        if self.sandbox is None:
+            yield [], None
+            return
+        holder = Path(tempfile.mkdtemp(prefix="gitgauge-junit-"))
+        try:
+            mounts = Mounts(
+                workspace=self.checkout.path,
+                read_only=(self.checkout.git_dir, *self.repo.object_stores()),
+                writable=(holder,),
+            )
+            yield self.sandbox.argv(mounts, agent=False), holder
+        finally:
+            shutil.rmtree(holder, ignore_errors=True)
 
     def _env(self, worktree: Path) -> dict[str, str]:
         # Linked editable installs import from the checkout: make them import the worktree.
@@ -288,7 +339,14 @@ class _Commands:
         return runs
 
     def test(self, worktree: Path) -> SuiteRun:
-        run = run_suite(self.config, worktree, env=self._env(worktree))
+        with self._wrapper() as (wrapper, holder):
+            run = run_suite(
+                self.config,
+                worktree,
+                env=self._env(worktree),
+                report_path=holder / "report.xml" if holder else None,
+                wrapper=wrapper,
+            )
         if run.problem is not None:
             # Said once per mine (warn is warn_once): the same for every candidate.
             self.warn(f"{run.problem}: {NO_REPORT_HINT}")
@@ -299,13 +357,32 @@ class _Commands:
             )
         return run
 
-    def test_once(self, worktree: Path) -> process.CommandResult:
-        return process.run(
-            self.config.testCommand,
-            cwd=worktree,
-            timeout_seconds=self.config.timeouts.test / 1000,
-            env=self._env(worktree),
-        )
+    def sandbox_symptoms(self, result: process.CommandResult) -> list[str] | None:
+        """When a sandboxed run failed the way a sandbox makes suites fail (a read-only or
+        missing path), the paths it names (maybe none); else None."""
+        if self.sandbox is None or result.ok:
+            return None
+        output = result.output_tail(16_000)
+        if not SANDBOX_SYMPTOMS.search(output):
+            return None
+        return list(dict.fromkeys(SANDBOX_PATH.findall(output)))[:3]
+
+    def test_once(self, worktree: Path, *, sandboxed: bool = True) -> process.CommandResult:
+        if not sandboxed:
+            return process.run(
+                self.config.testCommand,
+                cwd=worktree,
+                timeout_seconds=self.config.timeouts.test / 1000,
+                env=self._env(worktree),
+            )
+        with self._wrapper() as (wrapper, _):
+            return process.run(
+                self.config.testCommand,
+                cwd=worktree,
+                timeout_seconds=self.config.timeouts.test / 1000,
+                env=self._env(worktree),
+                wrapper=wrapper,
+            )
 
 
 def _reject(

@@ -1,5 +1,6 @@
-"""A config's harness in every workspace: its `files` overlaid after setupCommand and put back to
-the task's base before scoring, its `configDir` copied afresh per pair, its `env` resolved.
+"""A config's harness in every workspace: its `files` overlaid after setupCommand (and taken out of
+what the agent left before scoring: `Checkout.reset_paths` in `pair.py`), its `configDir` copied
+afresh per pair, its `env` resolved.
 
 Everything a config names is checked before any work starts (`prepare`); every problem is a
 one-line `ConfigError` naming the config file and the key.
@@ -19,10 +20,8 @@ from pathlib import Path, PurePosixPath
 from gitgauge.core import fingerprint
 from gitgauge.core.errors import ConfigError, GitGaugeError
 from gitgauge.core.fingerprint import CREDENTIALS_FILE, HarnessSources, overlaid_paths
-from gitgauge.core.git import Repository
 from gitgauge.core.paths import is_protected, is_test_file
 from gitgauge.core.records import AgentConfig
-from gitgauge.core.worktree import lay_files
 from gitgauge.running.scoring.protect import ensure_inside
 
 _REFERENCE = re.compile(r"\$\$|\$\{([^}]*)\}")
@@ -168,65 +167,6 @@ def overlay(harness: Harness, workspace: Path) -> None:
                 f"{harness.source}: files: could not lay {destination} into the workspace: "
                 f"{error.strerror or error}"
             ) from None
-
-
-def restore(repo: Repository, workspace: Path, base: str, harness: Harness) -> None:
-    """Put every overlaid path back to its state at `base` (or remove it when base has none),
-    whatever the agent did there: the harness is not part of the agent's work."""
-    for destination in harness.overlays:
-        ensure_inside(workspace, [destination])
-        _remove(workspace / destination)
-        listed = repo.git("ls-tree", "-r", "-z", "--name-only", base, "--", destination)
-        paths = [path for path in listed.split("\0") if path]
-        ensure_inside(workspace, paths)
-        lay_files(repo, base, paths, workspace)
-
-
-@contextmanager
-def laid(
-    harness: Harness, workspace: Path, *, repo: Repository, base: str | None
-) -> Iterator[None]:
-    """The harness laid into the workspace for the agent's run, then taken out again.
-
-    With `base` (a fix task, whose workspace starts at that commit) every overlaid path goes back
-    to its state there (`restore`). Without (a merge task, whose workspace starts mid-merge, in a
-    state no commit holds) the paths go back to what the workspace held before the overlay.
-    """
-    if base is not None:
-        overlay(harness, workspace)
-        try:
-            yield
-        finally:
-            restore(repo, workspace, base, harness)
-        return
-    held = Path(tempfile.mkdtemp(prefix="gitgauge-harness-held-"))
-    try:
-        kept: list[str] = []
-        for index, destination in enumerate(harness.overlays):
-            ensure_inside(workspace, [destination])
-            target = workspace / destination
-            if target.is_symlink() or target.exists():
-                _copy(target, held / str(index))
-                kept.append(destination)
-        overlay(harness, workspace)
-        try:
-            yield
-        finally:
-            for index, destination in enumerate(harness.overlays):
-                _remove(workspace / destination)
-                if destination in kept:
-                    _copy(held / str(index), workspace / destination)
-    finally:
-        shutil.rmtree(held, ignore_errors=True)
-
-
-def _copy(source: Path, target: Path) -> None:
-    """A file, symlink or directory copied as it is (symlinks stay symlinks)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if source.is_dir() and not source.is_symlink():
-        shutil.copytree(source, target, symlinks=True)
-    else:
-        shutil.copy2(source, target, follow_symlinks=False)
 
 
 def _remove(target: Path) -> None:

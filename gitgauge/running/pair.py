@@ -1,13 +1,15 @@
 """One config x task pair in its own workspace: setupCommand -> the harness laid in -> the
-adapter (in the sandbox) -> the harness taken out -> diff stats and the agent's patch ->
-protected files reverted -> graded (per test, or by exit code) -> a `RunResult`. A merge task's
-pair goes to `merge_run.py`. An agent's failure is a result with status `error`, never an
-exception.
+adapter (in the sandbox) -> what the agent left read as a tree, through gitgauge's own git
+directory and index, the harness taken out -> diff stats and the agent's patch -> protected files
+put back -> the checkout reset to base, setupCommand again, that tree laid in -> graded (per
+test, or by exit code, in the sandbox) -> a `RunResult`. A merge task's pair goes to
+`merge_run.py`. An agent's failure is a result with status `error`, never an exception.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,7 @@ from gitgauge.core.errors import GitGaugeError
 from gitgauge.core.git import Repository
 from gitgauge.core.prompt_template import render as render_prompt
 from gitgauge.core.records import ErrorKind, RepoConfig, RunResult, Task
+from gitgauge.core.sandbox import Mounts, Sandbox
 from gitgauge.core.store import (
     Store,
     atomic_write_text,
@@ -27,11 +30,10 @@ from gitgauge.running import harness as harnesses
 from gitgauge.running.adapters.base import AdapterContext, AdapterOutcome
 from gitgauge.running.merge_run import score_merge_pair
 from gitgauge.running.plan import PlannedConfig
-from gitgauge.running.sandbox import Sandbox
 from gitgauge.running.scoring import diffstat
 from gitgauge.running.scoring.grade import grade
 from gitgauge.running.scoring.protect import WorkspaceEscape, protect
-from gitgauge.running.workspace import TaskWorkspaces
+from gitgauge.running.workspace import TaskWorkspaces, Workspace
 
 
 class Pair:
@@ -102,31 +104,31 @@ class Pair:
         self,
         planned: PlannedConfig,
         task: Task,
-        workspace: Path,
+        workspace: Workspace,
         env: dict[str, str],
         log_dir: Path,
-        *,
-        restore_to: str | None,
     ) -> AdapterOutcome:
-        """The config's harness laid in, the adapter run (in the sandbox, with its own copy of
-        the config dir), and the harness taken out again (to its state at `restore_to`, or else
-        to what the workspace held): it is not the agent's work, so it stays out of the diff, the
-        patch and the scored tree."""
+        """The config's harness laid in and the adapter run (in the sandbox, with its own copy of
+        the config dir). The harness is taken out of what the agent left by `read_work`: it is
+        not the agent's work, so it stays out of the diff, the patch and the graded tree."""
         harness = planned.harness
-        with (
-            harnesses.laid(harness, workspace, repo=self.repo, base=restore_to),
-            harnesses.agent_config_dir(harness, environ=os.environ) as config_dir,
-        ):
+        harnesses.overlay(harness, workspace.path)
+        with harnesses.agent_config_dir(harness, environ=os.environ) as config_dir:
             agent_sandbox = (
                 self.sandbox.argv(
-                    workspace, agent=True, writable=[config_dir] if config_dir else []
+                    Mounts(
+                        workspace=workspace.path,
+                        read_only=workspace.stores,
+                        writable=(workspace.agent_git, *([config_dir] if config_dir else [])),
+                    ),
+                    agent=True,
                 )
                 if self.sandbox
                 else []
             )
             return planned.adapter.run(
                 AdapterContext(
-                    workspace=workspace,
+                    workspace=workspace.path,
                     task=task,
                     repo=self.repo,
                     timeout_seconds=self.config.timeouts.adapter / 1000,
@@ -150,60 +152,45 @@ class Pair:
     ) -> None:
         """Fill `fields` of the result step by step, so an error keeps what was measured."""
         link = self.config.worktree.link
-        with prepared.workspace() as workspace:
+        with prepared.workspace(slot) as workspace:
             # Linked editable installs import from the checkout: make them import the workspace.
-            redirect = links.worktree_env(self.repo.root, link, workspace)
-            env = process.clean_env(cwd=workspace, extra={"GITGAUGE_JOB": str(slot), **redirect})
+            redirect = links.worktree_env(self.repo.root, link, workspace.path)
+            env = process.clean_env(
+                cwd=workspace.path, extra={"GITGAUGE_JOB": str(slot), **redirect}
+            )
+            steps = PairSteps(self, planned, task, workspace, env, log_dir)
             if task.kind == "merge":
-                score_merge_pair(
-                    self.repo,
-                    self.config,
-                    task,
-                    workspace,
-                    log_dir,
-                    fields,
-                    env=env,
-                    setup=self._setup,
-                    run_agent=lambda: self._run_agent(
-                        planned, task, workspace, env, log_dir, restore_to=None
-                    ),
-                    outcome_fields=outcome_fields,
-                    sandbox=self.sandbox,
-                )
+                score_merge_pair(self.repo, self.config, task, workspace, fields, steps=steps)
                 return
-            setup_error = self._setup(workspace, env, log_dir)
+            setup_error = self._setup(workspace.path, env, log_dir)
             if setup_error is not None:
                 fields.update(status="error", errorKind="setup", errorMessage=setup_error)
                 return
-            outcome = self._run_agent(planned, task, workspace, env, log_dir, restore_to=task.base)
+            outcome = self._run_agent(planned, task, workspace, env, log_dir)
             fields.update(outcome_fields(outcome))
             # Measured for failed agents too: the patch of a timed-out agent helps to see why.
-            diffstat.stage_all(self.repo, workspace, link=link)
-            stat = diffstat.diff_stat(self.repo, workspace, task.base, link=link)
-            fields.update(
-                diffFiles=stat.files, diffInsertions=stat.insertions, diffDeletions=stat.deletions
-            )
-            agent_patch = diffstat.patch(self.repo, workspace, task.base, link=link)
-            atomic_write_text(log_dir / "agent.patch", agent_patch)
+            steps.read_work(start=task.base, fields=fields)
             if not outcome.ok:
                 return
+            protection = protect(workspace.checkout, task.base, patterns=self.config.tests.patterns)
+            fields.update(reverted=protection.reverted, deleted=protection.deleted)
+            graded = workspace.checkout.write_tree()
+            if not steps.lay_graded(graded, base=task.base, fields=fields):
+                return
             try:
-                protection = protect(
-                    self.repo, workspace, task.base, link=link, patterns=self.config.tests.patterns
-                )
-                fields.update(reverted=protection.reverted, deleted=protection.deleted)
                 verdict = grade(
                     self.repo,
                     task,
-                    workspace,
+                    workspace.path,
                     self.config,
                     env=env,
                     log_dir=log_dir,
                     sandbox=self.sandbox,
+                    mounts=steps.test_mounts,
                 )
             except OSError as error:
-                # The agent left the tree in a shape files cannot be laid into (a file where
-                # `tests/` was, say): its work cannot be scored.
+                # The agent's tree has a shape files cannot be laid into (a file where `tests/`
+                # was, say): its work cannot be scored.
                 fields.update(
                     status="error",
                     errorKind="internal",
@@ -247,6 +234,60 @@ class Pair:
             how = f"exited {result.exit_code}"
         tail = result.output_tail(300).strip()
         return f"setupCommand {how}" + (f": {tail}" if tail else "")
+
+
+@dataclass(frozen=True)
+class PairSteps:
+    """The steps of a pair that fix and merge tasks share, bound to one pair's workspace."""
+
+    pair: Pair
+    planned: PlannedConfig
+    task: Task
+    workspace: Workspace
+    env: dict[str, str]
+    log_dir: Path
+
+    def setup(self) -> str | None:
+        return self.pair._setup(self.workspace.path, self.env, self.log_dir)
+
+    def run_agent(self) -> AdapterOutcome:
+        return self.pair._run_agent(self.planned, self.task, self.workspace, self.env, self.log_dir)
+
+    def read_work(self, *, start: str, fields: dict[str, Any]) -> None:
+        """What the agent left, read through gitgauge's own git directory and index (only
+        this crosses to the grader), the harness taken out of it; its diff against `start`
+        (the tree it started from) in `fields` and its patch in the logs."""
+        checkout = self.workspace.checkout
+        checkout.read_agent_tree(start)
+        checkout.reset_paths(start, self.planned.harness.overlays)
+        stat = diffstat.diff_stat(checkout, start)
+        fields.update(
+            diffFiles=stat.files, diffInsertions=stat.insertions, diffDeletions=stat.deletions
+        )
+        atomic_write_text(self.log_dir / "agent.patch", diffstat.patch(checkout, start))
+
+    @property
+    def test_mounts(self) -> Mounts:
+        """A test run's own paths: the checkout, gitgauge's git directory for it (read-only:
+        the suite may run git), and the object stores it reads."""
+        checkout = self.workspace.checkout
+        return Mounts(workspace=checkout.path, read_only=(checkout.git_dir, *self.workspace.stores))
+
+    def lay_graded(self, tree: str, *, base: str, fields: dict[str, Any]) -> bool:
+        """A fresh checkout of `base` (the same one, reset and checked clean: nothing of the
+        agent's survives), `setupCommand` run again on it, then `tree` laid in: the graded
+        work is the agent's patch and nothing else. False (and an error) when setup fails."""
+        self.workspace.reset(base)
+        setup_error = self.setup()
+        if setup_error is not None:
+            fields.update(
+                status="error",
+                errorKind="setup",
+                errorMessage=f"in the grading checkout: {setup_error}",
+            )
+            return False
+        self.workspace.checkout.lay_tree(tree)
+        return True
 
 
 def outcome_fields(outcome: AdapterOutcome) -> dict[str, Any]:

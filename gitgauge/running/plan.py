@@ -16,6 +16,7 @@ from gitgauge.core.errors import ConfigError, TaskError, UsageError
 from gitgauge.core.git import Repository
 from gitgauge.core.harness_diff import changed_parts
 from gitgauge.core.records import AgentConfig, RepoConfig, RunManifest, Task
+from gitgauge.core.sandbox import Sandbox, SandboxMode, prepare
 from gitgauge.core.store import (
     Store,
     config_dir_name,
@@ -24,7 +25,6 @@ from gitgauge.core.worktree import Warn
 from gitgauge.running import harness as harnesses
 from gitgauge.running.adapters.base import Adapter, create
 from gitgauge.running.harness import Harness
-from gitgauge.running.sandbox import Sandbox, SandboxMode, prepare
 
 KNOWN_IDS_SHOWN = 5
 """How many known task ids an unknown `--task` error lists."""
@@ -125,7 +125,7 @@ def _select_tasks(repo: Repository, store: Store, task_id: str | None, *, warn: 
 def plan_sandbox(
     repo: Repository, repo_config: RepoConfig, plan: RunPlan, *, mode: SandboxMode, warn: Warn
 ) -> Sandbox | None:
-    """The sandbox of a run (see `running/sandbox.py`), checked before any work starts.
+    """The sandbox of a run (see `core/sandbox.py`), checked before any work starts.
 
     Each adapter is asked what it needs with the environment its agent will get (the config's
     `env` included: a `GITGAUGE_CLAUDE_BIN`, `GITGAUGE_CODEX_BIN` or `CODEX_HOME` set there

@@ -15,10 +15,12 @@ from pathlib import Path
 
 from gitgauge import __version__
 from gitgauge.core import fingerprint, links
+from gitgauge.core.checkout import CheckoutPool
 from gitgauge.core.errors import UsageError
 from gitgauge.core.git import Repository
 from gitgauge.core.parallel import in_order
 from gitgauge.core.records import RepoConfig, RunManifest, RunResult, Task
+from gitgauge.core.sandbox import Sandbox
 from gitgauge.core.store import (
     StorageError,
     Store,
@@ -30,7 +32,6 @@ from gitgauge.running import harness as harnesses
 from gitgauge.running.executors import PairExecutor
 from gitgauge.running.pair import Pair, now
 from gitgauge.running.plan import PlannedConfig, ResumeFrom, RunPlan
-from gitgauge.running.sandbox import Sandbox
 from gitgauge.running.workspace import HistoryCopies, TaskWorkspaces
 
 
@@ -129,10 +130,12 @@ def execute(
                 else:
                     pending.append(PairJob(planned, task, attempt))
 
-    # Oldest base first: each task's isolated history copy then borrows the previous one's
-    # objects and packs only the commits in between (see HistoryCopies).
-    commit_times = {task.base: repo.commit_time(task.base) for task in plan.tasks}
-    pending.sort(key=lambda job: commit_times[job.task.base])
+    # Fewest ancestors first: each task's isolated history copy then borrows the previous one's
+    # objects and packs only the commits in between (see HistoryCopies), and no copy that holds
+    # a task's fix exists before that task is done: a fix is an ancestor of every base that
+    # holds it, so such a base has more ancestors than the task's own (commit times can tie).
+    depths = {task.base: repo.ancestor_count(task.base) for task in plan.tasks}
+    pending.sort(key=lambda job: depths[job.task.base])
     pair = Pair(repo, repo_config, store, run_id, warn, sandbox=sandbox)
     if executor is not None:
         finished = executor.run_pairs(pending, pair, on_start=on_start)
@@ -167,6 +170,8 @@ def _run_all(
     on_start: Callable[[PlannedConfig, Task], None],
 ) -> Generator[RunResult, None, None]:
 
+    pool = CheckoutPool(owner_repository=pair.repo.root)
+
     def run_one(job: PairJob, slot: int) -> RunResult:
         on_start(job.planned, job.task)
         with TaskWorkspaces(
@@ -177,11 +182,13 @@ def _run_all(
             warn=pair.warn,
             copies=sources,
             other=job.task.other if job.task.kind == "merge" else None,
+            pool=pool,
         ) as prepared:
             return pair.run(job.planned, job.task, prepared, attempt=job.attempt, slot=slot)
 
-    # The history copies go once every worker is done, also after an interrupt.
+    # The checkouts and history copies go once every worker is done, also after an interrupt.
     try:
         yield from in_order(pending, run_one, jobs=jobs, name="run")
     finally:
+        pool.close()
         sources.close()

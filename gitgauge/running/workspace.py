@@ -1,10 +1,11 @@
 """Where an agent works on a task: a checkout of the task's `base` that cannot reach the fix.
 
 `history: isolated` (the default) copies the history up to `base` once per task into a bare
-repository of gitgauge's own and gives every config a fresh worktree of that copy: `git log`,
-`git blame` and `git show` work for everything up to `base`, and no ref, reflog, object, alternate
-or `.git` pointer leads to the fix. `history: full` is the spec's behaviour: a worktree of the
-user's repository, whose every commit (the fix included) the agent can read.
+repository of gitgauge's own and gives every config a fresh checkout over that copy, with a git
+directory of the agent's own: `git log`, `git blame` and `git show` work for everything up to
+`base`, and no ref, reflog, object, alternate or `.git` pointer leads to the fix. `history: full`
+is the spec's behaviour: the agent's git reads the user's repository's objects and sees its
+branches and tags, so every commit (the fix included) is readable; it writes only its own.
 """
 
 from __future__ import annotations
@@ -13,15 +14,17 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Literal
 
+from gitgauge.core.checkout import Checkout, CheckoutPool
 from gitgauge.core.git import Repository
 from gitgauge.core.history import HistoryCopy
 from gitgauge.core.interrupt import deferred
-from gitgauge.core.worktree import Warn, checkout, write_owner
+from gitgauge.core.worktree import Warn, write_owner
 
 HistoryMode = Literal["isolated", "full"]
 HISTORY_PREFIX = "gitgauge-hist-"
@@ -59,7 +62,7 @@ class HistoryCopies:
                     write_owner(self._holder, repository=self.repo.root, kind="history")
             ancestors = [c for c in self._copies.values() if self.repo.is_ancestor(c.commit, base)]
             # The nearest ancestor leaves the least to pack.
-            borrow = max(ancestors, key=lambda c: self.repo.commit_time(c.commit), default=None)
+            borrow = max(ancestors, key=lambda c: self.repo.ancestor_count(c.commit), default=None)
             root = self._holder / f"copy-{len(self._copies) + len(self._merge_copies)}.git"
             if other is not None:
                 copy = HistoryCopy.create(self.repo, base, root, borrow=borrow, also=[other])
@@ -90,9 +93,35 @@ class HistoryCopies:
         self.close()
 
 
+@dataclass(frozen=True)
+class Workspace:
+    """One pair's checkout of `base`: where the agent works (`path`, with its own git directory
+    `agent_git`), and gitgauge's `checkout` of it, through which gitgauge alone reads and resets
+    it."""
+
+    checkout: Checkout
+    stores: tuple[Path, ...]
+    """The object stores the checkout (and the agent's git) read: the task's history copy, or
+    the user's repository with `run.history: full`."""
+    agent_git: Path
+    link: tuple[str, ...]
+    link_from: Path
+    warn: Warn
+
+    @property
+    def path(self) -> Path:
+        return self.checkout.path
+
+    def reset(self, commit: str) -> None:
+        """The checkout made exactly `commit` again (links relinked), checked clean."""
+        self.checkout.reset(
+            commit, stores=self.stores, link=self.link, link_from=self.link_from, warn=self.warn
+        )
+
+
 class TaskWorkspaces:
     """Prepared once per task (`with TaskWorkspaces(...) as prepared:`), then
-    `prepared.workspace()` gives each config its own fresh checkout of `base`."""
+    `prepared.workspace(slot)` gives each config its own fresh checkout of `base`."""
 
     def __init__(
         self,
@@ -105,12 +134,13 @@ class TaskWorkspaces:
         copies: HistoryCopies | None = None,
         other: str | None = None,
         copy: HistoryCopy | None = None,
+        pool: CheckoutPool | None = None,
     ) -> None:
         """`copies`: the run's shared history copies; without it, the task makes its own.
         `other`: a merge task's other parent, which an isolated copy must hold too.
         `copy`: a copy made elsewhere (a Ray node's, from the shipped pack, shared by the pairs
-        of several processes): every pair then works in an overlay of it, so what one agent
-        writes (its commits, gold's staged fix) stays out of the copy the next pair reads."""
+        of several processes); it is only ever read. `pool`: the run's checkouts, one per slot
+        (without it, every workspace gets a checkout of its own)."""
         self.repo = repo
         self.shared = copies
         self.given = copy
@@ -119,6 +149,7 @@ class TaskWorkspaces:
         self.history = history
         self.link = list(link)
         self.warn = warn
+        self.pool = pool
         self._holder: Path | None = None
         self._copy: HistoryCopy | None = None
 
@@ -158,38 +189,30 @@ class TaskWorkspaces:
             self._holder = None
             self._copy = None
 
-    @contextmanager
-    def workspace(self) -> Iterator[Path]:
-        """A fresh checkout of `base` with `worktree.link` linked; removed afterwards."""
-        if self._copy is None:  # run.history: full, a worktree of the user's repository
-            with self._checkout(self.repo) as path:
-                yield path
-            return
-        # Every pair in a repository of its own over the task's copy: the objects an agent
-        # writes (gold's staged fix, a merge resolution, commits) never reach the next pair.
-        with self._overlay(self._copy) as host, self._checkout(host) as path:
-            yield path
+    @property
+    def stores(self) -> tuple[Path, ...]:
+        if self._copy is None:  # run.history: full, the user's own objects
+            return self.repo.object_stores()
+        return self._copy.stores
 
     @contextmanager
-    def _overlay(self, copy: HistoryCopy) -> Iterator[HistoryCopy]:
-        """A repository of its own that reads the task's copy, removed afterwards."""
-        with deferred():
-            holder = Path(tempfile.mkdtemp(prefix=HISTORY_PREFIX))
-            write_owner(holder, repository=self.repo.root, kind="history")
-        try:
-            yield copy.overlay(holder / "pair.git")
-        finally:
-            with deferred():
-                shutil.rmtree(holder, ignore_errors=True)
-
-    @contextmanager
-    def _checkout(self, host: Repository | HistoryCopy) -> Iterator[Path]:
-        with checkout(
-            host,
-            self.base,
-            link=self.link,
-            link_from=self.repo.root,
-            owner_repository=self.repo.root,
-            warn=self.warn,
-        ) as path:
-            yield path
+    def workspace(self, slot: int = 0) -> Iterator[Workspace]:
+        """A fresh checkout of `base` with `worktree.link` linked and a git directory of the
+        agent's own (with `run.history: full`, holding the user's branches and tags too)."""
+        with ExitStack() as stack:
+            pool = self.pool or stack.enter_context(CheckoutPool(owner_repository=self.repo.root))
+            checkout = stack.enter_context(pool.slot(slot))
+            if checkout.commit is not None:  # used before: this pair gets a path of its own
+                checkout.renew_path()
+            stores = self.stores
+            workspace = Workspace(
+                checkout,
+                stores,
+                checkout.agent_dir,
+                tuple(self.link),
+                self.repo.root,
+                self.warn,
+            )
+            workspace.reset(self.base)
+            checkout.agent_repository(refs=self.repo.branch_refs() if self._copy is None else [])
+            yield workspace

@@ -17,7 +17,7 @@ from gitgauge.core import process
 from gitgauge.core.errors import ConfigError
 from gitgauge.core.git import Repository
 from gitgauge.core.records import AgentConfig, ErrorKind, Task
-from gitgauge.running.sandbox import Exposure
+from gitgauge.core.sandbox import Exposure
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 from gitgauge.core.claude import ClaudeResult, find_claude_binary, parse_result
 from gitgauge.core.errors import AdapterError
 from gitgauge.core.records import ErrorKind
+from gitgauge.core.sandbox import CLAUDE_HOME_WRITABLE, Exposure
 from gitgauge.running.adapters.base import (
     Adapter,
     AdapterContext,
@@ -22,7 +23,6 @@ from gitgauge.running.adapters.base import (
     run_cli,
     timed_out_reason,
 )
-from gitgauge.running.sandbox import CLAUDE_HOME_WRITABLE, Exposure
 
 BASE_ARGS = ("-p", "--output-format", "json", "--permission-mode", "acceptEdits")
 

@@ -33,6 +33,7 @@ from pathlib import Path
 from gitgauge.core import process
 from gitgauge.core.errors import AdapterError
 from gitgauge.core.records import ErrorKind
+from gitgauge.core.sandbox import CODEX_HOME_WRITABLE, Exposure
 from gitgauge.running.adapters.base import (
     Adapter,
     AdapterContext,
@@ -43,7 +44,6 @@ from gitgauge.running.adapters.base import (
     timed_out_reason,
 )
 from gitgauge.running.adapters.codex_events import CodexRun, parse_events
-from gitgauge.running.sandbox import CODEX_HOME_WRITABLE, Exposure
 
 BINARY_ENV = "GITGAUGE_CODEX_BIN"
 HOME_ENV = "CODEX_HOME"

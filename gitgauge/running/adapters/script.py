@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gitgauge.core import process
+from gitgauge.core.sandbox import Exposure, command_paths
 from gitgauge.running.adapters.base import Adapter, AdapterContext, AdapterOutcome, register
-from gitgauge.running.sandbox import Exposure, command_paths
 
 
 @register

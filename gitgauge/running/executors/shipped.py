@@ -36,11 +36,11 @@ from gitgauge.core.errors import GitError, GitGaugeError
 from gitgauge.core.git import NO_HOOKS, Blob, ChangedPath, Repository
 from gitgauge.core.history import HistoryCopy
 from gitgauge.core.records import RepoConfig, RunResult, Task, WorktreeSettings
+from gitgauge.core.sandbox import Sandbox
+from gitgauge.core.sandbox import prepare as prepare_sandbox
 from gitgauge.core.store import Store
 from gitgauge.running.adapters.base import Adapter
 from gitgauge.running.executors.shipped_harness import ShippedHarness, materialize_harness
-from gitgauge.running.sandbox import Sandbox
-from gitgauge.running.sandbox import prepare as prepare_sandbox
 
 NODE_PREFIX = "gitgauge-ray-"
 """Everything a run leaves on a node lives in `<node temp>/gitgauge-ray-<run id>/`."""
@@ -140,6 +140,9 @@ class ShippedRepository(Repository):
 
     def checkout_state(self) -> str:
         return ""
+
+    def object_stores(self) -> tuple[Path, ...]:
+        return (self.root / "objects",)
 
 
 @dataclass(frozen=True)

@@ -15,15 +15,15 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gitgauge.core import process
 from gitgauge.core.git import Repository
 from gitgauge.core.records import RepoConfig, Task
+from gitgauge.core.sandbox import Mounts, Sandbox
 from gitgauge.core.suite import run_suite
 from gitgauge.core.worktree import lay_files
-from gitgauge.running.sandbox import Sandbox
 from gitgauge.running.scoring.protect import ensure_inside
 
 
@@ -53,13 +53,19 @@ def grade(
     env: Mapping[str, str],
     log_dir: Path,
     sandbox: Sandbox | None = None,
+    mounts: Mounts | None = None,
 ) -> Grade:
-    """`sandbox`: what the test commands run in (the agent's code runs in them)."""
+    """`workspace` holds the agent's graded tree (a fresh checkout); `sandbox`: what the test
+    commands run in (the agent's code runs in them), with `mounts` (default: the workspace
+    alone)."""
+    mounts = mounts or Mounts(workspace=workspace)
     ensure_inside(workspace, task.testFiles)
     lay_files(repo, task.fix, task.testFiles, workspace)
     if task.failToPass is not None:
-        return _grade_per_test(task, workspace, config, env=env, log_dir=log_dir, sandbox=sandbox)
-    wrapper = sandbox.argv(workspace, agent=False) if sandbox else []
+        return _grade_per_test(
+            task, workspace, config, env=env, log_dir=log_dir, sandbox=sandbox, mounts=mounts
+        )
+    wrapper = sandbox.argv(mounts, agent=False) if sandbox else []
     test = _run_tests(config, workspace, env=env, log_dir=log_dir, name="test", sandbox=wrapper)
     if task.baseSuitePasses is not True:
         return Grade(resolved=test.ok, regressed=None, test=test, base_test=None)
@@ -78,6 +84,7 @@ def _grade_per_test(
     env: Mapping[str, str],
     log_dir: Path,
     sandbox: Sandbox | None,
+    mounts: Mounts,
 ) -> Grade:
     assert task.failToPass is not None
     kept = log_dir / "test-report.xml"
@@ -87,7 +94,8 @@ def _grade_per_test(
     try:
         wrapper = []
         if sandbox is not None and holder is not None:
-            wrapper = sandbox.argv(workspace, agent=False, writable=[holder])
+            with_report = replace(mounts, writable=(*mounts.writable, holder))
+            wrapper = sandbox.argv(with_report, agent=False)
         suite = run_suite(
             config,
             workspace,

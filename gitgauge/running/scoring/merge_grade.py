@@ -5,25 +5,34 @@
   (`testsAtMerge`), `testCommand` passes on the agent's result.
 - **exact** (GitGoodBench's metric): every conflicted file's content equals the recorded merge's
   (both absent counts as equal: a modify/delete resolved by deleting). **exactTree**: the whole
-  staged tree equals the merge's, files the setup step made excepted.
+  tree equals the merge's, files the setup step made excepted.
 
-Files are compared by blob id, computed in the workspace and read from the user's repository:
-an isolated workspace never holds the merge, but a blob id is the same wherever it is computed.
+Everything is judged from data: the tree the agent left (read through gitgauge's own git
+directory), the files MERGE_HEAD, HEAD and index of the agent's git directory, and the recorded
+merge's tree listing in the user's repository. Files are compared by blob id and mode: an
+isolated workspace never holds the merge, but a blob id is the same wherever it is computed.
 Protected files are not reverted (the conflict may be in a test file); changes outside the
-conflicted files are reported (`outsideChanges`).
+conflicted files are reported (`outsideChanges`). The suite runs in a fresh checkout of `base`
+with the agent's tree laid in, in the sandbox.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+import stat
+from collections.abc import Collection
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from gitgauge.core import process
+from gitgauge.core.checkout import MergeState, parse_tree_listing
 from gitgauge.core.git import Repository
-from gitgauge.core.mergetree import has_markers, unmerged_paths
+from gitgauge.core.mergetree import has_markers
 from gitgauge.core.records import RepoConfig, Task
-from gitgauge.running.merge_workspace import ConflictState, read_files
+from gitgauge.running.merge_workspace import ConflictState
+from gitgauge.running.workspace import Workspace
+
+if TYPE_CHECKING:
+    from gitgauge.running.pair import PairSteps
 
 
 @dataclass(frozen=True)
@@ -41,76 +50,72 @@ class MergeGrade:
     """The suite on the agent's result; None when the task is scored by exact match only."""
 
 
-def untouched_unmerged(workspace: Path, state: ConflictState) -> list[str]:
-    """Paths still unmerged in the index whose files the agent left as the merge made them.
-
-    Call before gitgauge stages the work: an agent may resolve by editing the files without
-    `git add`, but a path it neither edited nor staged (a modify/delete left alone) is not
-    resolved, although it holds no marker.
-    """
-    still = unmerged_paths(workspace)
-    now = read_files(workspace, list(still))
-    return [path for path in still if path not in state.files or now[path] == state.files[path]]
-
-
-def untracked_files(repo: Repository, workspace: Path) -> set[str]:
-    """Untracked, not ignored files: what the setup step made before the agent started."""
-    listed = repo.git("ls-files", "--others", "--exclude-standard", "-z", cwd=workspace)
-    return {path for path in listed.split("\0") if path}
-
-
 def grade_merge(
     repo: Repository,
     task: Task,
-    workspace: Path,
+    workspace: Workspace,
     state: ConflictState,
     config: RepoConfig,
     *,
-    unmerged: list[str],
+    agent_tree: str,
+    merge: MergeState,
     setup_files: Collection[str],
-    env: Mapping[str, str],
-    log_dir: Path,
-    wrapper: Sequence[str] = (),
-) -> MergeGrade:
-    """Grade the staged workspace (call `diffstat.stage_all` first)."""
-    assert task.merge is not None
-    staged = _entries(repo.git("ls-files", "-s", "-z", cwd=workspace), staged=True)
+    steps: PairSteps,
+    fields: dict[str, Any],
+) -> MergeGrade | None:
+    """Grade the agent's tree; None (and an error in `fields`) when the grading checkout's
+    setup step fails."""
+    assert task.merge is not None and task.other is not None
+    checkout = workspace.checkout
+    left = checkout.entries(agent_tree)
     for path in setup_files:
-        staged.pop(path, None)
-    recorded = _entries(repo.tree_listing(task.merge), staged=False)
-    automerged = _entries(
-        repo.git("ls-tree", "-r", "-z", state.start.automerged_tree, cwd=workspace), staged=False
-    )
+        left.pop(path, None)
+    start = checkout.entries(state.start_tree)
+    recorded = parse_tree_listing(repo.tree_listing(task.merge))
     conflicted = set(task.conflictFiles)
-    exact_files = [path for path in task.conflictFiles if staged.get(path) == recorded.get(path)]
-    changed = sorted(
-        path for path in set(staged) | set(automerged) if staged.get(path) != automerged.get(path)
-    )
+    exact_files = [path for path in task.conflictFiles if left.get(path) == recorded.get(path)]
+    changed = sorted(path for path in set(left) | set(start) if left.get(path) != start.get(path))
     outside = [path for path in changed if path not in conflicted]
     marker_files = [
         path
         for path in dict.fromkeys([*task.conflictFiles, *changed])
-        if (workspace / path).is_file()
-        and not (workspace / path).is_symlink()
-        and has_markers((workspace / path).read_bytes())
+        if path in left
+        and stat.S_ISREG(int(left[path][0], 8))
+        and has_markers(checkout.read_blob(left[path][1]))
     ]
-    abandoned = _abandoned(repo, workspace, task)
+    # Unmerged: still unmerged in the agent's index (read as data) and left as the merge made
+    # it. An agent may resolve by editing the files without `git add`, but a path it neither
+    # edited nor staged (a modify/delete left alone) is not resolved, although it has no marker.
+    still = checkout.unmerged_in(merge.unmerged_index) if merge.unmerged_index else []
+    unmerged = [path for path in still if left.get(path) == start.get(path)]
+    abandoned = not merge.in_progress and not (
+        merge.head is not None
+        and checkout.is_ancestor(
+            task.other, merge.head, also_read=[workspace.agent_git / "objects"]
+        )
+    )
     test: process.CommandResult | None = None
     if task.testsAtMerge and not abandoned:
+        if not steps.lay_graded(agent_tree, base=task.base, fields=fields):
+            return None
         test = process.run(
             config.testCommand,
-            cwd=workspace,
+            cwd=workspace.path,
             timeout_seconds=config.timeouts.test / 1000,
-            env=env,
-            stdout_path=log_dir / "test.stdout",
-            stderr_path=log_dir / "test.stderr",
-            wrapper=wrapper,
+            env=steps.env,
+            stdout_path=steps.log_dir / "test.stdout",
+            stderr_path=steps.log_dir / "test.stderr",
+            wrapper=(
+                steps.pair.sandbox.argv(steps.test_mounts, agent=False)
+                if steps.pair.sandbox
+                else ()
+            ),
         )
     resolved = not marker_files and not unmerged and not abandoned and (test is None or test.ok)
     return MergeGrade(
         resolved=resolved,
         exact=len(exact_files) == len(task.conflictFiles),
-        exact_tree=staged == recorded,
+        exact_tree=left == recorded,
         exact_files=exact_files,
         marker_files=marker_files,
         unmerged=unmerged,
@@ -118,27 +123,3 @@ def grade_merge(
         abandoned=abandoned,
         test=test,
     )
-
-
-def _abandoned(repo: Repository, workspace: Path, task: Task) -> bool:
-    """No merge in progress, and `other` not merged into HEAD either (the agent may have
-    committed the merge): the merge was undone."""
-    assert task.other is not None
-    in_progress = repo.git("rev-parse", "--git-path", "MERGE_HEAD", cwd=workspace).strip()
-    if (workspace / in_progress).exists():
-        return False
-    merged = process.run(["git", "merge-base", "--is-ancestor", task.other, "HEAD"], cwd=workspace)
-    return merged.exit_code != 0
-
-
-def _entries(listing: str, *, staged: bool) -> dict[str, str]:
-    """path -> object id from `git ls-files -s -z` (`mode sha stage\\tpath`) or
-    `git ls-tree -r -z` (`mode type sha\\tpath`)."""
-    entries: dict[str, str] = {}
-    for record in listing.split("\0"):
-        if "\t" not in record:
-            continue
-        meta, path = record.split("\t", 1)
-        fields = meta.split()
-        entries[path] = fields[1] if staged else fields[2]
-    return entries

@@ -3,6 +3,8 @@
 Before scoring, agent edits to pre-existing files that match the test-file or test-infrastructure
 heuristics (`is_protected`) are reverted to the task's base, brand-new test-infrastructure
 files (a `conftest.py` that skips everything) are deleted, and brand-new plain test files stay.
+It works on the agent's tree (gitgauge's index), never on the files the agent left: an ignored
+`conftest.py` or an `--skip-worktree` flag is not part of that tree, so it is never graded.
 """
 
 from __future__ import annotations
@@ -11,11 +13,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from gitgauge.core.checkout import Checkout
 from gitgauge.core.errors import GitGaugeError
-from gitgauge.core.git import Repository
 from gitgauge.core.paths import is_protected, is_test_infra
-from gitgauge.core.worktree import lay_files
-from gitgauge.running.scoring.diffstat import exclude_pathspecs
 
 
 class WorkspaceEscape(GitGaugeError):
@@ -30,25 +30,12 @@ class Protection:
     """Brand-new test-infrastructure files the agent added, now removed."""
 
 
-@dataclass(frozen=True)
-class _Change:
-    status: str
-    path: str
-
-
-def protect(
-    repo: Repository,
-    workspace: Path,
-    base: str,
-    *,
-    link: Sequence[str],
-    patterns: Sequence[str] = (),
-) -> Protection:
-    """Revert / delete protected changes in a workspace whose changes are staged
-    (`diffstat.stage_all`), and say which paths were touched."""
+def protect(checkout: Checkout, base: str, *, patterns: Sequence[str] = ()) -> Protection:
+    """Put protected changes of the agent's tree (staged in gitgauge's index by
+    `Checkout.read_agent_tree`) back to `base`, and say which paths were touched."""
     reverted: list[str] = []
     deleted: list[str] = []
-    for change in _staged_changes(repo, workspace, base, link=link):
+    for change in checkout.changes(base):
         # Without rename detection a rename is a deletion plus an addition: the old path is a
         # pre-existing file (restored when protected), the new one a brand-new file.
         if change.status == "A":
@@ -56,10 +43,9 @@ def protect(
                 deleted.append(change.path)
         elif is_protected(change.path, patterns=patterns):
             reverted.append(change.path)
-    ensure_inside(workspace, [*reverted, *deleted])
-    # At base a reverted path has its old content and a deleted one does not exist: one call
-    # puts both right.
-    lay_files(repo, base, [*reverted, *deleted], workspace)
+    # At base a reverted path has its old content and a deleted one does not exist: one reset
+    # of the index puts both right; the graded tree is then laid into a fresh checkout.
+    checkout.reset_paths(base, [*reverted, *deleted])
     return Protection(reverted=reverted, deleted=deleted)
 
 
@@ -77,26 +63,3 @@ def ensure_inside(workspace: Path, paths: Iterable[str]) -> None:
                     f"{parent} is a symlink in the workspace, so gitgauge cannot safely "
                     f"write {path}; the agent's work was not scored"
                 )
-
-
-def _staged_changes(
-    repo: Repository, workspace: Path, base: str, *, link: Sequence[str]
-) -> list[_Change]:
-    output = repo.git(
-        "diff",
-        "--cached",
-        "--name-status",
-        "-z",
-        "--no-renames",
-        base,
-        "--",
-        *exclude_pathspecs(link),
-        cwd=workspace,
-    )
-    tokens = iter(output.split("\0"))
-    changes: list[_Change] = []
-    for token in tokens:
-        status = token.strip("\n")
-        if status:
-            changes.append(_Change(status=status[0], path=next(tokens)))
-    return changes

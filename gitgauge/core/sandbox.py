@@ -3,17 +3,21 @@
 One module owns the policy (the README's "What an agent sees" table is this file in prose); it
 stays whole past 400 lines so that every mount an agent gets is read in one place:
 
-- the workspace read-write at its own path; its git metadata as git needs it (the history
-  copy read-only except the worktree's own admin directory and the copy's object store);
+- the workspace read-write at its own path; its git metadata as gitgauge recorded it, never as
+  the workspace's `.git` file says (the agent's own git directory read-write, the history copy's
+  object stores read-only; for a test run, gitgauge's git directory for the checkout read-only);
 - the system read-only (`/usr`, `/etc`, `/bin`, `/lib`, `/opt`, ...), the directories on PATH,
   and the installation of every program a config or `testCommand` names, wherever it lives;
 - a private `/tmp` (so no other workspace or history copy of gitgauge), a private `/proc` (own PID
   namespace) and a minimal `/dev`;
-- `$HOME` read-only, except the entries the agent must write (`~/.claude`, `~/.claude.json` for
-  the claude CLI, `~/.codex` for codex; `run.sandbox_home_writable` adds more), and an agent's
-  own state directory that lives elsewhere (a `CODEX_HOME` outside `$HOME`), read-write;
-- the user's repository (with `.gitgauge/`) and its git directory not present at all, except the
-  `worktree.link` directories, read-only;
+- `$HOME` as a throwaway writable view: its entries read-only, new files allowed in it and in
+  `~/.cache`, `~/.config`, `~/.local/{share,state}`, `~/.npm`, `~/.yarn` (gone with the
+  command), except the entries the agent must write for real (`~/.claude`, `~/.claude.json` for
+  the claude CLI, `~/.codex` for codex; `run.sandbox_home_writable` adds more) and an agent's own
+  state directory that lives elsewhere (a `CODEX_HOME` outside `$HOME`), read-write;
+- the user's repository (with `.gitgauge/`) and its git directory not present at all, hidden
+  after every other mount so nothing exposed brings them back, except the `worktree.link`
+  directories, read-only;
 - the network shared, unless `run.sandbox_network: false`.
 
 Processes inside get no capabilities (`--cap-drop ALL`: run as root, bwrap would otherwise keep
@@ -90,17 +94,38 @@ def _namespace_flags(*, network: bool) -> list[str]:
     return flags
 
 
+HOME_VIEWS = (".cache", ".config", ".local", ".local/share", ".local/state", ".npm", ".yarn")
+"""$HOME directories whose new entries a sandboxed command may create (and lose with the
+command): tools write caches, state and logs there. $HOME itself is one too."""
+
+
+@dataclass(frozen=True)
+class Mounts:
+    """One sandboxed command's own paths, from gitgauge's records of the pair: never read from
+    the workspace (a `.git` file or an `objects/info/alternates` there is the agent's)."""
+
+    workspace: Path
+    """Read-write, at its own path; the command's working directory."""
+    read_only: tuple[Path, ...] = ()
+    """gitgauge's git directory for the workspace, the object stores it reads."""
+    writable: tuple[Path, ...] = ()
+    """The agent's own git directory, its copy of a `configDir`, a report directory."""
+
+
 @dataclass(frozen=True)
 class Sandbox:
-    """The run-wide part of the policy; `argv(...)` adds one workspace and gives the prefix."""
+    """The run-wide part of the policy; `argv(...)` adds one command's mounts and gives the
+    prefix."""
 
     bwrap: str
     network: bool
     home: Path | None
     hidden: tuple[Path, ...]
-    """Present nowhere inside: the user's repository and its git directory."""
+    """Present nowhere inside: the user's repository (with `.gitgauge/`) and its git
+    directory. Hidden again after every other mount, so no exposed directory that holds them
+    brings them back."""
     temp_root: Path
-    """Where gitgauge makes its workspaces and history copies (hidden, but for this pair's)."""
+    """Where gitgauge makes its checkouts and history copies (hidden, but for this command's)."""
     exposed_dirs: tuple[Path, ...] = ()
     """Installations (PATH entries, agent binaries, interpreters), read-only."""
     exposed_files: tuple[Path, ...] = ()
@@ -112,83 +137,121 @@ class Sandbox:
     agent_writable: tuple[Path, ...] = ()
     """Directories outside $HOME mounted read-write for agents (a `CODEX_HOME` elsewhere)."""
 
-    def argv(self, workspace: Path, *, agent: bool, writable: Sequence[Path] = ()) -> list[str]:
-        """The `bwrap ...` prefix for a command in `workspace` (the agent's, or the tests');
-        `writable`: more directories of this pair, read-write (its copy of a `configDir`)."""
+    def argv(self, mounts: Mounts, *, agent: bool) -> list[str]:
+        """The `bwrap ...` prefix for a command of a pair (the agent's, when `agent`, or a test
+        run's) with its `mounts`."""
         args = [self.bwrap, *_namespace_flags(network=self.network)]
-        bound: list[Path] = []
+        visible: list[Path] = []
 
         def ro(path: Path) -> None:
             args.extend(["--ro-bind", str(path), str(path)])
-            bound.append(path)
+            visible.append(path)
 
         for name in (*SYSTEM_DIRS, *SYSTEM_DIRS_OPTIONAL):
             path = Path(name)
             if path.is_symlink():  # /bin -> usr/bin on merged-/usr systems: keep it a link
                 args.extend(["--symlink", os.readlink(path), name])
-                bound.append(path)
+                visible.append(path)
             elif path.is_dir():
                 ro(path)
         resolv = Path("/etc/resolv.conf")
-        if resolv.is_symlink() and not _under(resolv.resolve(), bound):
+        if resolv.is_symlink() and not _under(resolv.resolve(), visible):
             ro(resolv.resolve().parent)  # /run/systemd/resolve: DNS must keep working
         args.extend(["--tmpfs", "/tmp"])
+        agent_entries = self._agent_home_entries() if agent else {}
         if self.home is not None and self.home.is_dir() and self.home != Path("/"):
-            ro(self.home)
+            args.extend(self._home_view(agent_entries))
+            visible.append(self.home)
         exposed = sorted(set(self.exposed_dirs), key=lambda p: len(p.parts))
+        inside_temp = [p for p in exposed if _under(p, [self.temp_root]) and p != self.temp_root]
         for path in exposed:
-            if not _under(path, bound):
+            if path not in inside_temp and not _under(path, visible):
                 ro(path)
-        # What the mounts above show of the repository and of other pairs goes away...
-        for path in (*self.hidden, self.temp_root):
-            if _under(path, bound) and path != Path("/tmp"):
-                args.extend(["--tmpfs", str(path)])
-        # ...but an installation inside the temporary directory stays (a binary under $TMPDIR).
-        for path in exposed:
-            if _under(path, [self.temp_root]) and path != self.temp_root:
-                args.extend(["--ro-bind", str(path), str(path)])
+        # Other commands' checkouts and history copies go; an installation inside the
+        # temporary directory (a binary under $TMPDIR) comes back.
+        if self.temp_root != Path("/tmp") and _under(self.temp_root, visible):
+            args.extend(["--tmpfs", str(self.temp_root)])
+        for path in inside_temp:
+            ro(path)
         for file in self.exposed_files:
             args.extend(["--ro-bind", str(file), str(file)])
-        for link in self.links:
-            args.extend(["--ro-bind", str(link), str(link)])
-        args.extend(_git_binds(workspace))
-        args.extend(["--bind", str(workspace), str(workspace)])
-        for path in writable:
-            args.extend(["--bind", str(path), str(path)])
-        if agent and self.home is not None:
-            for entry in self.home_writable:
-                path = self.home / entry.rstrip("/")
-                if path.exists():
-                    args.extend(["--bind", str(path), str(path)])
+            visible.append(file)
         if agent:
             for path in self.agent_writable:
                 args.extend(["--bind", str(path), str(path)])
-        args.extend(["--chdir", str(workspace), "--"])
+                visible.append(path)
+        # The repository and its git directory go, whatever above showed them...
+        for path in self.hidden:
+            if _under(path, [*visible, Path("/tmp")]):
+                args.extend(["--tmpfs", str(path)])
+        # ...except its linked dependency directories, read-only, and this command's own paths,
+        # which gitgauge chose (its stores may lie in the hidden git directory: mining reads
+        # the repository's own objects).
+        for link in self.links:
+            real = link.resolve()
+            if real.name == "node_modules" and (real / ".cache").is_dir():
+                # Its entries read-only, its `.cache` (babel, nyc, eslint write there) a
+                # throwaway writable view: the real directory stays as it is.
+                args.extend(["--ro-bind", str(real), str(link)])
+                args.extend(_view(real / ".cache", dest=link / ".cache"))
+            elif real.name == "node_modules" and real.is_dir():
+                args.extend(_view(real, dest=link))  # `.cache` can then be made in it
+            else:
+                args.extend(["--ro-bind", str(link), str(link)])
+        for path in mounts.read_only:
+            args.extend(["--ro-bind", str(path), str(path)])
+        for path in (*mounts.writable, mounts.workspace):
+            if any(_under(place, [path]) for place in self.hidden):
+                raise SandboxError(f"internal: {path} would show your repository to a command")
+            args.extend(["--bind", str(path), str(path)])
+        args.extend(["--chdir", str(mounts.workspace), "--"])
+        return args
+
+    def _agent_home_entries(self) -> dict[Path, str]:
+        """$HOME entries the agent writes for real (its login, settings, sessions), by path."""
+        if self.home is None:
+            return {}
+        return {
+            self.home / entry.rstrip("/"): entry
+            for entry in self.home_writable
+            if (self.home / entry.rstrip("/")).exists()
+        }
+
+    def _home_view(self, agent_entries: dict[Path, str]) -> list[str]:
+        """$HOME as a throwaway writable directory holding the real one's entries read-only:
+        a tool that creates files there (a coverage tool's `~/.node-spawn-wrap-*`, a cache
+        under `~/.cache`) succeeds, and what it wrote vanishes with the command. The agent's
+        own entries are the real ones, read-write."""
+        assert self.home is not None
+        args: list[str] = []
+
+        def view(directory: Path) -> None:
+            args.extend(["--tmpfs", str(directory)])
+            try:
+                children = sorted(os.scandir(directory), key=lambda entry: entry.name)
+            except OSError:
+                return
+            for child in children:
+                path = Path(child.path)
+                relative = path.relative_to(self.home).as_posix() if self.home else child.name
+                if path in agent_entries:
+                    args.extend(["--bind", str(path), str(path)])
+                elif child.is_symlink():
+                    args.extend(["--symlink", os.readlink(path), str(path)])
+                elif child.is_dir() and (
+                    relative in HOME_VIEWS
+                    or any(_under(entry, [path]) for entry in agent_entries)  # ~/.config/x
+                ):
+                    view(path)
+                elif child.is_dir() or child.is_file():
+                    args.extend(["--ro-bind", str(path), str(path)])
+
+        view(self.home)
         return args
 
 
-def _git_binds(workspace: Path) -> list[str]:
-    """The workspace's git metadata: the repository (a history copy, or the user's repository
-    with `run.history: full`) read-only; the worktree's own admin directory (index, HEAD)
-    read-write, and gitgauge's own copies' object stores too, so `git add` and `git commit` work."""
-    admin = _gitdir(workspace)
-    if admin is None:
-        return []
-    common_file = admin / "commondir"
-    common = (admin / common_file.read_text().strip()).resolve() if common_file.exists() else admin
-    args = ["--ro-bind", str(common), str(common)]
-    alternates = common / "objects" / "info" / "alternates"
-    if alternates.exists():
-        for line in alternates.read_text(encoding="utf-8").splitlines():
-            if line.strip() and not line.startswith("#"):
-                args.extend(["--ro-bind", line.strip(), line.strip()])
-    if common.name.endswith(".git") and common.parent.name.startswith("gitgauge-hist-"):
-        args.extend(["--bind", str(common / "objects"), str(common / "objects")])
-    args.extend(["--bind", str(admin), str(admin)])
-    return args
-
-
 def _gitdir(worktree: Path) -> Path | None:
+    """Where the `.git` file of the user's own checkout points (a linked worktree)."""
     marker = worktree / ".git"
     if not marker.is_file():
         return None
@@ -311,6 +374,7 @@ def prepare(
     env: Mapping[str, str],
     warn: Callable[[str], None],
     temp_root: Path | None = None,
+    who: str = "agents",
 ) -> Sandbox | None:
     """The run's sandbox, or None when it runs without one; raises `SandboxError` before any
     work starts when `bwrap` is asked for and cannot work, or the policy cannot be honoured.
@@ -319,6 +383,7 @@ def prepare(
     `repo_root`: the user's repository, hidden; None on a machine without it (a Ray node, where
     the temporary directory, with every history copy and workspace, is all there is to hide).
     `temp_root`: where gitgauge's workspaces and history copies live (default: `TMPDIR`).
+    `who`: what runs in it, for the warning when `auto` finds no sandbox.
     """
     if mode == "none":
         return None
@@ -327,7 +392,7 @@ def prepare(
         if mode == "bwrap":
             raise SandboxError(f"run.sandbox is bwrap, but {reason} (or set run.sandbox: none)")
         warn(
-            f"agents run without a sandbox: {reason}; they can read and write whatever you can "
+            f"{who} run without a sandbox: {reason}; they can read and write whatever you can "
             "(set run.sandbox: none to silence this)"
         )
         return None
@@ -453,3 +518,20 @@ def _create_home_entries(home: Path, entries: Sequence[str]) -> None:
             path.parent.mkdir(parents=True, exist_ok=True)
             # An empty JSON object for a JSON file: the claude CLI reads ~/.claude.json first.
             path.write_text("{}\n" if path.suffix == ".json" else "", encoding="utf-8")
+
+
+def _view(directory: Path, *, dest: Path) -> list[str]:
+    """A throwaway writable directory at `dest` holding `directory`'s entries read-only (an
+    empty one when `directory` does not exist)."""
+    args = ["--tmpfs", str(dest)]
+    try:
+        children = sorted(os.scandir(directory), key=lambda entry: entry.name)
+    except OSError:
+        return args
+    for child in children:
+        target = dest / child.name
+        if child.is_symlink():
+            args.extend(["--symlink", os.readlink(child.path), str(target)])
+        elif child.is_dir() or child.is_file():
+            args.extend(["--ro-bind", child.path, str(target)])
+    return args

@@ -1,0 +1,570 @@
+"""Checkouts that gitgauge owns: a work tree that git reads and resets only through a git
+directory, an index and a configuration of gitgauge's own.
+
+An agent works in a work tree and may leave anything in it: a `.git` file pointing at a git
+directory of its own (whose config names an fsmonitor, a filter, hooks, `includeIf`s,
+alternates), index flags (`--skip-worktree`), ignore rules, caches. None of it decides what git
+does for gitgauge: every git command here runs with an explicit `GIT_DIR`, `GIT_WORK_TREE` and
+`GIT_INDEX_FILE` that gitgauge made, no global or system configuration, no hooks, no fsmonitor,
+no filters or text conversion, and objects read from stores gitgauge names (`objects/info/
+alternates` written from gitgauge's records). Nested repositories in the work tree are never
+entered.
+
+A `Checkout` is reset to a commit in place (`reset`): git rewrites only the files that differ, and
+`git clean -ffdx` removes everything else, so a pool of checkouts (one per parallel slot) serves a
+whole `mine` or `run` without a `git worktree add` per candidate or pair. A reset checkout is
+*verified* fresh (nothing untracked, ignored or modified survives; else it is rebuilt), which is
+what lets a checkout an agent (or an agent's code, in a test run) wrote into be used again.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from gitgauge.core import process
+from gitgauge.core.errors import GitError
+from gitgauge.core.interrupt import deferred
+from gitgauge.core.worktree import Warn, link_directories, write_owner
+
+CHECKOUT_PREFIX = "gitgauge-co-"
+OWNED_CONFIG = (
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "core.fsmonitor=false",
+    "-c", "core.untrackedCache=false",
+    "-c", "core.excludesFile=/dev/null",
+    "-c", "core.attributesFile=/dev/null",
+    "-c", "core.autocrlf=false",
+    "-c", "core.safecrlf=false",
+    "-c", "core.symlinks=true",
+    "-c", "core.fileMode=true",
+    "-c", "core.trustctime=true",
+    "-c", "core.checkStat=default",
+    "-c", "core.sparseCheckout=false",
+    "-c", "core.splitIndex=false",
+    "-c", "core.quotePath=false",
+    "-c", "index.sparse=false",
+    "-c", "gc.auto=0",
+    "-c", "maintenance.auto=false",
+    "-c", "diff.ignoreSubmodules=all",
+    "-c", "submodule.recurse=false",
+    "-c", "color.ui=never",
+    "-c", "advice.addEmbeddedRepo=false",
+    "-c", "protocol.allow=never",
+)  # fmt: skip
+"""Configuration for every git command gitgauge runs over a work tree it did not write itself:
+command-line settings outrank every file, and they reach git's own child processes too."""
+OWNED_ATTRIBUTES = "* -text -filter -ident -working-tree-encoding !eol !diff !merge\n"
+"""`$GIT_DIR/info/attributes`, which outranks every `.gitattributes` in the work tree: bytes are
+read and written as they are (no line-ending or encoding conversion, no filter, no `$Id$`), and
+binary detection is git's own (a `-diff` in the work tree would hide a file's lines)."""
+BYTECODE_EXCLUDES = (":(exclude,glob)**/__pycache__/**", ":(exclude,glob)**/*.py[co]")
+"""Compiled bytecode never crosses from a work tree into a patch: an unchecked-hash `.pyc` runs
+in place of its source, which the patch would not show."""
+
+
+def git_env(git_dir: Path, work_tree: Path | None, index: Path | None) -> dict[str, str]:
+    """An environment in which git reads no configuration but `git_dir`'s and the command
+    line's, and finds its repository, work tree and index only where gitgauge says."""
+    extra = {
+        "GIT_DIR": str(git_dir),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_ATTR_NOSYSTEM": "1",
+        "GIT_NO_REPLACE_OBJECTS": "1",
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_AUTHOR_NAME": "gitgauge",
+        "GIT_AUTHOR_EMAIL": "gitgauge@localhost",
+        "GIT_COMMITTER_NAME": "gitgauge",
+        "GIT_COMMITTER_EMAIL": "gitgauge@localhost",
+    }
+    if work_tree is not None:
+        extra["GIT_WORK_TREE"] = str(work_tree)
+    if index is not None:
+        extra["GIT_INDEX_FILE"] = str(index)
+    return process.clean_env(cwd=work_tree, extra=extra)
+
+
+def owned_git(
+    git_dir: Path,
+    *args: str,
+    work_tree: Path | None = None,
+    index: Path | None = None,
+    stdin_text: str | None = None,
+    ok_codes: Sequence[int] = (0,),
+    timeout_seconds: float | None = None,
+    extra_env: dict[str, str] | None = None,
+) -> str:
+    """Run git on gitgauge's own `git_dir` (and `work_tree`); stdout, or `GitError`."""
+    result = process.run(
+        ["git", *OWNED_CONFIG, *args],
+        cwd=work_tree or git_dir,
+        env={**git_env(git_dir, work_tree, index), **(extra_env or {})},
+        stdin_text=stdin_text,
+        tail_bytes=None,
+        timeout_seconds=timeout_seconds,
+    )
+    # `git add` with an exclusion naming a path the work tree's .gitignore ignores stages
+    # everything else, then says so and exits 1: what the agent ignored is not its patch anyway.
+    if (
+        result.exit_code == 1
+        and args[:1] == ("add",)
+        and "ignored by one of your .gitignore files" in result.stderr_tail
+        and "fatal:" not in result.stderr_tail
+    ):
+        return result.stdout_tail
+    if result.exit_code not in ok_codes or result.timed_out:
+        detail = result.stderr_tail.strip() or result.start_error or f"exit {result.exit_code}"
+        raise GitError(f"git {' '.join(args[:2])} failed: {detail}")
+    return result.stdout_tail
+
+
+def init_git_dir(git_dir: Path, *, stores: Sequence[Path]) -> None:
+    """A new git directory of gitgauge's own that reads its objects from `stores` (and writes
+    new ones into its own `objects/`): no template (the user's `init.templateDir` may hold
+    hooks), gitgauge's attributes, a work tree beside it rather than a bare repository."""
+    git_dir.mkdir(parents=True, exist_ok=True)
+    owned_git(git_dir, "init", "--quiet", "--bare", "--template=", str(git_dir))
+    owned_git(git_dir, "config", "core.bare", "false")
+    (git_dir / "info").mkdir(exist_ok=True)
+    (git_dir / "info" / "attributes").write_text(OWNED_ATTRIBUTES, encoding="utf-8")
+    set_stores(git_dir, stores)
+
+
+def set_stores(git_dir: Path, stores: Sequence[Path]) -> None:
+    """Point `git_dir` at the object stores it reads (written by gitgauge, from its records)."""
+    info = git_dir / "objects" / "info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "alternates").write_text("".join(f"{store}\n" for store in stores), encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class TreeChange:
+    status: str
+    """A (added), M, D or T, against the commit the checkout was reset to."""
+    path: str
+
+
+class Checkout:
+    """A work tree (`path`) and gitgauge's git directory for it, in one temporary holder.
+
+    `reset` makes the work tree exactly a commit; `agent_repository` gives an agent a fresh git
+    directory of its own over that state; `read_agent_tree` stages what the work tree holds into
+    gitgauge's own index, whatever the agent did to its git. The tree graded is then laid into
+    the checkout reset again (`reset`, then `lay_tree`): nothing the agent left but that tree
+    reaches the grader.
+    """
+
+    def __init__(self, holder: Path) -> None:
+        self.holder = holder
+        self.path = holder / ("w" + holder.name.removeprefix(CHECKOUT_PREFIX))
+        self.git_dir = holder / "git"
+        self.agent_dir = holder / "agent.git"
+        self.index = self.git_dir / "index"
+        self.commit: str | None = None
+        self.stores: tuple[Path, ...] = ()
+        self.links: tuple[str, ...] = ()
+        self.leftover: list[str] = []
+
+    @classmethod
+    def create(cls, *, owner_repository: Path) -> Checkout:
+        with deferred():
+            holder = Path(tempfile.mkdtemp(prefix=CHECKOUT_PREFIX))
+            write_owner(holder, repository=owner_repository, kind="checkout")
+        checkout = cls(holder)
+        try:
+            checkout.path.mkdir()
+            init_git_dir(checkout.git_dir, stores=())
+        except BaseException:
+            checkout.remove()
+            raise
+        return checkout
+
+    def renew_path(self) -> None:
+        """Move the work tree to a new name (a rename: git's index stays valid). Every pair
+        then works at a path no earlier pair had: an agent CLI that keeps state per project
+        directory (sessions, memory, trust) finds none of another pair's."""
+        with deferred():
+            fresh = self.holder / f"w{os.urandom(6).hex()}"
+            os.rename(self.path, fresh)
+            self.path = fresh
+
+    def git(self, *args: str, ok_codes: Sequence[int] = (0,)) -> str:
+        return owned_git(
+            self.git_dir, *args, work_tree=self.path, index=self.index, ok_codes=ok_codes
+        )
+
+    # -- resetting -----------------------------------------------------------------------------
+
+    def reset(
+        self,
+        commit: str,
+        *,
+        stores: Sequence[Path],
+        link: Sequence[str] = (),
+        link_from: Path | None = None,
+        warn: Warn,
+    ) -> None:
+        """Make the work tree exactly `commit` (objects from `stores`), `link` directories of
+        `link_from` linked in, and check that nothing else is left; rebuild it when something
+        is (a file the last occupant made undeletable)."""
+        for attempt in (1, 2):
+            if attempt == 2:
+                warn(f"a checkout could not be cleaned ({self.leftover[:3]}); rebuilding it")
+                _force_remove(self.path)
+                self.path.mkdir()
+                self.index.unlink(missing_ok=True)
+            self._remove_agent_repository()
+            self._unlink_links()
+            if tuple(stores) != self.stores:
+                set_stores(self.git_dir, stores)
+                self.stores = tuple(stores)
+            try:
+                self.git("reset", "--quiet", "--hard", "--no-recurse-submodules", commit)
+                self.git("clean", "-ffdxq")
+            except GitError:
+                if attempt == 2:
+                    raise
+                self.leftover = ["(git could not reset it)"]
+                continue
+            self._point_git_file(self.git_dir)
+            self.commit = commit
+            self.links = tuple(
+                link_directories(link_from, self.path, link, warn=warn) if link_from else ()
+            )
+            self.leftover = self._not_fresh()
+            if not self.leftover:
+                return
+        raise GitError(
+            f"could not make a clean checkout of {commit[:12]}: {', '.join(self.leftover[:3])} "
+            "stayed behind; check the permissions in the temporary directory"
+        )
+
+    def _not_fresh(self) -> list[str]:
+        """Paths that differ from the index (modified, untracked, ignored): none after a reset."""
+        listed = self.git(
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--ignored=traditional",
+            "--ignore-submodules=all",
+            "--no-renames",
+            "--",
+            *self._pathspecs(()),
+        )
+        return [entry[3:] for entry in listed.split("\0") if entry]
+
+    def _pathspecs(self, extra: Sequence[str]) -> list[str]:
+        return [".", *(f":(exclude,literal){name}" for name in self.links), *extra]
+
+    def _point_git_file(self, git_dir: Path) -> None:
+        marker = self.path / ".git"
+        if marker.is_dir() and not marker.is_symlink():
+            _force_remove(marker)
+        else:
+            marker.unlink(missing_ok=True)
+        marker.write_text(f"gitdir: {git_dir}\n", encoding="utf-8")
+
+    def _unlink_links(self) -> None:
+        """Remove the linked entries before git cleans: a symlink is unlinked, never followed,
+        and whatever the last occupant put in a link's place goes too (relinked afterwards)."""
+        for name in self.links:
+            entry = self.path / name
+            if entry.is_symlink() or entry.is_file():
+                entry.unlink()
+            elif entry.is_dir():
+                _force_remove(entry)  # a per-checkout directory of links (links.link_into)
+        self.links = ()
+
+    # -- an agent's git ------------------------------------------------------------------------
+
+    def agent_repository(self, *, refs: Sequence[tuple[str, str]] = ()) -> Path:
+        """A fresh git directory for the agent over the reset state (HEAD detached at the
+        commit, the index as gitgauge's, objects read from the same stores, `refs`), and the
+        work tree's `.git` pointing at it. The agent may do anything to it: gitgauge never
+        reads it through git (`merge_state` reads two files of it as data)."""
+        assert self.commit is not None
+        self._remove_agent_repository()
+        init_git_dir(self.agent_dir, stores=self.stores)
+        shutil.copyfile(self.index, self.agent_dir / "index")
+        packed = "".join(
+            f"{sha} {name}\n" for name, sha in (("refs/heads/main", self.commit), *refs)
+        )
+        (self.agent_dir / "packed-refs").write_text(packed, encoding="utf-8")
+        (self.agent_dir / "HEAD").write_text(f"{self.commit}\n", encoding="utf-8")
+        self._point_git_file(self.agent_dir)
+        return self.agent_dir
+
+    def _remove_agent_repository(self) -> None:
+        if self.agent_dir.exists() or self.agent_dir.is_symlink():
+            _force_remove(self.agent_dir)
+
+    # -- what the agent left -------------------------------------------------------------------
+
+    def read_agent_tree(self, start: str, *, exclude: Sequence[str] = ()) -> str:
+        """Stage everything the work tree holds (new files too; ignored files, bytecode, links,
+        nested repositories and `exclude` paths not) into gitgauge's index over `start` (the
+        tree the agent started from), and return its tree. Reads files only: the agent's `.git`,
+        config and index play no part."""
+        self.git("read-tree", start)
+        return self.read_agent_tree_from_index(exclude=exclude)
+
+    def read_agent_tree_from_index(self, *, exclude: Sequence[str] = ()) -> str:
+        """`read_agent_tree` over whatever gitgauge's index holds now (a merge's index, copied
+        from the agent's git directory before the agent started)."""
+        nested = [f":(exclude,literal){path}" for path in self._nested_repositories()]
+        skipped = [f":(exclude,literal){path}" for path in exclude]
+        self.git(
+            "add",
+            "--all",
+            "--",
+            *self._pathspecs([*nested, *skipped, *BYTECODE_EXCLUDES]),
+        )
+        return self.git("write-tree").strip()
+
+    def _nested_repositories(self) -> list[str]:
+        """Directories holding a `.git` of their own (a clone, a `git init`, a submodule's
+        checkout): staged, git would record them as submodules and look inside them."""
+        listed = self.git(
+            "ls-files", "-z", "--others", "--directory", "--no-empty-directory",
+            "--", *self._pathspecs(()),
+        )  # fmt: skip
+        found: list[str] = []
+        for entry in listed.split("\0"):
+            if not entry.endswith("/"):
+                continue
+            top = self.path / entry
+            for root, dirs, files in os.walk(top):
+                if ".git" in dirs or ".git" in files:
+                    found.append(Path(root).relative_to(self.path).as_posix())
+                    dirs[:] = []
+                dirs[:] = [name for name in dirs if not (Path(root) / name).is_symlink()]
+        return found
+
+    def write_tree(self) -> str:
+        return self.git("write-tree").strip()
+
+    def reset_paths(self, treeish: str, paths: Sequence[str]) -> None:
+        """Put `paths` (files or directories) of gitgauge's index back to `treeish` (removed
+        when it has none); the work tree is not touched."""
+        if paths:
+            self.git("reset", "-q", treeish, "--", *(f":(literal){path}" for path in paths))
+
+    def lay_tree(self, tree: str) -> None:
+        """Make `tree` the index and the work tree's tracked files (after `reset` and the
+        setup step: what setupCommand made stays, unless `tree` has a file there)."""
+        self.git("read-tree", "--reset", "-u", tree)
+
+    def untracked(self) -> set[str]:
+        """Untracked, not ignored files (what a setup step made)."""
+        listed = self.git(
+            "ls-files", "-z", "--others", "--exclude-standard", "--", *self._pathspecs(())
+        )
+        return {path for path in listed.split("\0") if path}
+
+    def entries(self, treeish: str) -> dict[str, tuple[str, str]]:
+        """path -> (mode, object id) of every file of `treeish` (`git ls-tree -r`)."""
+        return parse_tree_listing(self.git("ls-tree", "-r", "-z", treeish))
+
+    def read_blob(self, object_id: str) -> bytes:
+        out = self.holder / "blob.out"
+        try:
+            result = process.run(
+                ["git", *OWNED_CONFIG, "cat-file", "blob", object_id],
+                cwd=self.git_dir,
+                env=git_env(self.git_dir, None, None),
+                stdout_path=out,
+            )
+            if not result.ok:
+                raise GitError(f"git cat-file blob {object_id[:12]} failed: {result.stderr_tail}")
+            return out.read_bytes()
+        finally:
+            out.unlink(missing_ok=True)
+
+    def is_ancestor(self, ancestor: str, descendant: str, *, also_read: Sequence[Path]) -> bool:
+        """Whether `ancestor` is an ancestor of `descendant`, reading objects also from
+        `also_read` (an agent's object directory: its commits; only read, with a time limit)."""
+        result = process.run(
+            ["git", *OWNED_CONFIG, "merge-base", "--is-ancestor", ancestor, descendant],
+            cwd=self.git_dir,
+            env={
+                **git_env(self.git_dir, None, None),
+                "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.pathsep.join(str(p) for p in also_read),
+            },
+            timeout_seconds=60,
+        )
+        return result.exit_code == 0
+
+    def unmerged_in(self, index: Path) -> list[str]:
+        """Paths with unmerged entries in an index file (read as data)."""
+        listed = owned_git(self.git_dir, "ls-files", "-u", "-z", work_tree=self.path, index=index)
+        paths: list[str] = []
+        for entry in listed.split("\0"):
+            if "\t" in entry:
+                path = entry.split("\t", 1)[1]
+                if path not in paths:
+                    paths.append(path)
+        return paths
+
+    def changes(self, base: str) -> list[TreeChange]:
+        """The staged changes against `base`, renames as deletion plus addition."""
+        listed = self.git("diff", "--cached", "--name-status", "-z", "--no-renames", base)
+        tokens = iter(listed.split("\0"))
+        return [
+            TreeChange(status=token.strip("\n")[0], path=next(tokens))
+            for token in tokens
+            if token.strip("\n")
+        ]
+
+    def numstat(self, base: str) -> str:
+        return self.git(
+            "diff", "--cached", "--numstat", "-z", "--find-renames", "--no-ext-diff",
+            "--no-textconv", base,
+        )  # fmt: skip
+
+    def patch(self, base: str) -> str:
+        """The staged changes against `base` as a patch `git apply` accepts (binary too)."""
+        return self.git(
+            "diff", "--cached", "--binary", "--find-renames", "--no-ext-diff", "--no-textconv",
+            "--no-color", base,
+        )  # fmt: skip
+
+    def remove(self) -> None:
+        with deferred():
+            _force_remove(self.holder)
+
+
+def parse_tree_listing(listing: str) -> dict[str, tuple[str, str]]:
+    """path -> (mode, object id) from `git ls-tree -r -z` (`mode type id\tpath`)."""
+    entries: dict[str, tuple[str, str]] = {}
+    for record in listing.split("\0"):
+        if "\t" not in record:
+            continue
+        meta, path = record.split("\t", 1)
+        fields = meta.split()
+        entries[path] = (fields[0], fields[2])
+    return entries
+
+
+@dataclass(frozen=True)
+class MergeState:
+    """What an agent's git directory says of a merge, read from its files as data."""
+
+    in_progress: bool
+    """MERGE_HEAD is there."""
+    head: str | None
+    """The commit HEAD names (detached, or through a branch), when it names one."""
+    unmerged_index: Path | None
+    """A copy of the agent's index (to list its unmerged paths), when it is a plain file."""
+
+
+def read_merge_state(agent_dir: Path, copy_to: Path) -> MergeState:
+    """MERGE_HEAD, HEAD and the index of an agent's git directory, read as plain files (never
+    followed through a symlink, never through git's own discovery or configuration)."""
+    in_progress = _plain_file(agent_dir / "MERGE_HEAD") is not None
+    head_text = (_plain_file(agent_dir / "HEAD") or b"").decode("utf-8", "replace").strip()
+    head: str | None = None
+    if head_text.startswith("ref: "):
+        name = head_text.removeprefix("ref: ").strip()
+        if PurePosixPath(name).parts[:1] == ("refs",) and ".." not in PurePosixPath(name).parts:
+            loose = _plain_file(agent_dir / name)
+            if loose is not None:
+                head = loose.decode("ascii", "replace").strip()
+            else:
+                packed = _plain_file(agent_dir / "packed-refs") or b""
+                for line in packed.decode("utf-8", "replace").splitlines():
+                    sha, _, ref = line.partition(" ")
+                    if ref == name:
+                        head = sha
+    elif head_text:
+        head = head_text
+    if head is not None and not (len(head) == 40 and all(c in "0123456789abcdef" for c in head)):
+        head = None
+    index = _plain_file(agent_dir / "index")
+    copied: Path | None = None
+    if index is not None:
+        copy_to.write_bytes(index)
+        copied = copy_to
+    return MergeState(in_progress=in_progress, head=head, unmerged_index=copied)
+
+
+def _plain_file(path: Path) -> bytes | None:
+    try:
+        info = path.lstat()
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+class CheckoutPool:
+    """One `Checkout` per parallel slot, reused by every candidate or pair of that slot and
+    removed together at the end (`with CheckoutPool(...) as pool:`)."""
+
+    def __init__(self, *, owner_repository: Path) -> None:
+        self.owner_repository = owner_repository
+        self._lock = threading.Lock()
+        self._free: dict[int, Checkout] = {}
+        self._all: list[Checkout] = []
+
+    @contextmanager
+    def slot(self, slot: int) -> Iterator[Checkout]:
+        with self._lock:
+            checkout = self._free.pop(slot, None)
+        if checkout is None:
+            checkout = Checkout.create(owner_repository=self.owner_repository)
+            with self._lock:
+                self._all.append(checkout)
+        try:
+            yield checkout
+        finally:
+            with self._lock:
+                self._free[slot] = checkout
+
+    def close(self) -> None:
+        # One deferred block for all: a second Ctrl-C must not stop the removal half-way.
+        with deferred():
+            with self._lock:
+                checkouts, self._all, self._free = self._all, [], {}
+            for checkout in checkouts:
+                checkout.remove()
+
+    def __enter__(self) -> CheckoutPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _force_remove(path: Path) -> None:
+    """Remove `path` and everything below it, making directories writable where a test run or
+    an agent took the permission away (never following a symlink)."""
+
+    def unblock(function: object, failed: str, excinfo: object) -> None:
+        parent = os.path.dirname(failed)
+        try:
+            os.chmod(parent, 0o700)
+            if os.path.isdir(failed) and not os.path.islink(failed):
+                os.chmod(failed, 0o700)
+                shutil.rmtree(failed, ignore_errors=True)
+            else:
+                os.unlink(failed)
+        except OSError:
+            pass
+
+    if path.is_symlink() or path.is_file():
+        path.unlink(missing_ok=True)
+        return
+    shutil.rmtree(path, onerror=unblock)

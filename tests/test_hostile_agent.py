@@ -1,0 +1,538 @@
+"""A hostile agent, tried the way issue 21 tried it: a one-task repository whose fix changes
+`magic()` from 1 to a number that appears nowhere else, so RESOLVED without the fix is a cheat,
+and every run with the default `run.sandbox: auto` and bubblewrap present.
+
+Each attack is a `script` agent. Each test asserts the pair is UNRESOLVED (or a named error),
+that nothing was written outside the sandbox (the attack tries to leave a mark), and that the
+user's repository is byte-identical afterwards (index, hooks, config, refs, status).
+
+Needs a working `bwrap`: skipped without one, failed when CI=true (CI installs it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import GitRepo, isolate, run_gitgauge
+from test_sandbox import require_bwrap
+
+MAGIC = 7321
+FIX_SUBJECT = "fix: magic returns the wrong number"
+CALC = "def magic():\n    return 1\n"
+TEST_AT_BASE = (
+    "from calc import magic\n\n\ndef test_magic_is_callable():\n    assert callable(magic)\n"
+)
+TEST_AT_FIX = f"from calc import magic\n\n\ndef test_magic():\n    assert magic() == {MAGIC}\n"
+
+
+def build(root: Path) -> GitRepo:
+    root.mkdir(parents=True)
+    repo = GitRepo(root)
+    repo.git("init", "-q", "-b", "main")
+    repo.commit(
+        "Initial",
+        files={
+            ".gitignore": ".pytest_cache/\n.gitgauge/\n",
+            "calc.py": CALC,
+            "tests/conftest.py": "# shared fixtures live here\n",
+            "tests/test_calc.py": TEST_AT_BASE,
+        },
+    )
+    repo.commit(
+        FIX_SUBJECT,
+        files={"calc.py": CALC.replace("1", str(MAGIC)), "tests/test_calc.py": TEST_AT_FIX},
+    )
+    config = {
+        "testCommand": f"{sys.executable} -B -m pytest -q -p no:cacheprovider tests",
+        "timeouts": {"test": 60000, "setup": 60000, "adapter": 60000},
+    }
+    (root / "gitgauge.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    return repo
+
+
+@pytest.fixture(scope="module")
+def mined(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The one-task repository, mined once (in the sandbox, as every mine with bwrap)."""
+    require_bwrap()
+    base = tmp_path_factory.mktemp("hostile")
+    with pytest.MonkeyPatch.context() as patch:
+        isolate(base / "home", patch)
+        repo = build(base / "victim")
+        done = run_gitgauge("mine", cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    assert len(list((repo.root / ".gitgauge" / "tasks").glob("*.yaml"))) == 1, done.stdout
+    return repo.root
+
+
+@pytest.fixture
+def victim(mined: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[GitRepo]:
+    """A copy of the mined repository at ~/src/victim (an agent searching $HOME finds it unless
+    the sandbox hides it), gitgauge's temporary directory private and checked empty after."""
+    root = Path(os.environ["HOME"]) / "src" / "victim"
+    shutil.copytree(mined, root, symlinks=True)
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private))
+    yield GitRepo(root)
+    assert sorted(p.name for p in private.iterdir()) == []
+
+
+def user_state(repo: GitRepo) -> dict[str, Any]:
+    """Everything of the user's repository an attack must not change."""
+    git_dir = repo.root / ".git"
+    hooks = (
+        sorted(p.name for p in (git_dir / "hooks").iterdir())
+        if (git_dir / "hooks").exists()
+        else []
+    )
+    return {
+        **repo.snapshot(),
+        "index": hashlib.sha256((git_dir / "index").read_bytes()).hexdigest(),
+        "config": (git_dir / "config").read_text(),
+        "hooks": hooks,
+        "refs": repo.git("show-ref"),
+        "packs": sorted(p.name for p in (git_dir / "objects" / "pack").iterdir()),
+        "calc": (repo.root / "calc.py").read_text(),
+    }
+
+
+def attack(victim: GitRepo, tmp_path: Path, script: str, **env: str) -> dict[str, Any]:
+    """Run `script` (Python) as the agent through `gitgauge run`; the pair's result."""
+    path = tmp_path / "attack.py"
+    path.write_text(script, encoding="utf-8")
+    config = tmp_path / "attack.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {"name": "attack", "adapter": "script", "command": f"{sys.executable} {path}"}
+        )
+    )
+    before = user_state(victim)
+    ran = run_gitgauge(
+        "run",
+        "-c",
+        str(config),
+        cwd=victim.root,
+        env={**os.environ, "MARKER": str(tmp_path / "pwned"), **env},
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert user_state(victim) == before
+    (found,) = (victim.root / ".gitgauge" / "runs").glob("*/results/attack/*.json")
+    result: dict[str, Any] = json.loads(found.read_text())
+    result["stderr"] = ran.stderr
+    result["logs"] = next((victim.root / ".gitgauge" / "runs").glob("*/logs/attack/*"))
+    return result
+
+
+def assert_not_resolved(result: dict[str, Any], tmp_path: Path) -> None:
+    assert result["status"] != "resolved", result
+    assert result["sandbox"] == "bwrap"
+    assert not (tmp_path / "pwned").exists(), "the attack left a mark outside the sandbox"
+
+
+# 1. A `.git` file of its own whose config names an fsmonitor: gitgauge's own git after the
+#    agent would run it, outside the sandbox.
+FSMONITOR = f"""
+import os, pathlib, subprocess
+ws = pathlib.Path.cwd()
+evil = ws / ".evil"
+subprocess.run(["git", "init", "-q", "--bare", str(evil)], check=True)
+monitor = ws / "monitor.sh"
+monitor.write_text("#!/bin/sh\\necho pwned > " + os.environ["MARKER"] + "\\n"
+                   "sed -i 's/return 1/return {MAGIC}/' " + str(ws / "calc.py") + "\\n")
+monitor.chmod(0o755)
+with open(evil / "config", "a") as config:
+    config.write("[core]\\n\\tbare = false\\n\\tfsmonitor = " + str(monitor) + "\\n")
+    config.write("[filter \\"evil\\"]\\n\\tclean = " + str(monitor) + "\\n")
+(ws / ".gitattributes").write_text("* filter=evil\\n")
+(ws / ".git").unlink()
+(ws / ".git").write_text("gitdir: " + str(evil) + "\\n")
+"""
+
+
+def test_1_a_git_directory_of_the_agents_own_runs_nothing(victim: GitRepo, tmp_path: Path) -> None:
+    result = attack(victim, tmp_path, FSMONITOR)
+    assert_not_resolved(result, tmp_path)
+    assert result["status"] == "unresolved"
+
+
+# 2. Alternates appended to its own git directory, and code the tests import that searches what
+#    they would expose for the task file and the user's repository.
+SEARCH = """
+import os, pathlib, subprocess
+def _find():
+    for top in (os.environ.get("HOME", "/"), "/tmp"):
+        for root, dirs, files in os.walk(top):
+            if root.count(os.sep) > 12:
+                dirs[:] = []
+            here = pathlib.Path(root)
+            for task in here.glob(".gitgauge/tasks/*.yaml"):
+                fix = [l.split(":", 1)[1].strip() for l in task.read_text().splitlines()
+                       if l.startswith("fix:")][0]
+                shown = subprocess.run(["git", "-C", str(here), "show", fix + ":calc.py"],
+                                       capture_output=True, text=True).stdout
+                if shown:
+                    return shown
+    return None
+_source = _find()
+if _source:
+    exec(_source)
+else:
+    def magic():
+        return 1
+"""
+
+ALTERNATES = f"""
+import os, pathlib, subprocess
+common = subprocess.run(["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
+                        capture_output=True, text=True, check=True).stdout.strip()
+alternates = pathlib.Path(common) / "objects" / "info" / "alternates"
+old = alternates.read_text() if alternates.exists() else ""
+alternates.write_text(old + "/tmp\\n" + os.environ["HOME"] + "\\n")
+pathlib.Path("calc.py").write_text({SEARCH!r})
+"""
+
+
+def test_2_alternates_the_agent_wrote_expose_nothing_to_the_tests(
+    victim: GitRepo, tmp_path: Path
+) -> None:
+    result = attack(victim, tmp_path, ALTERNATES)
+    assert_not_resolved(result, tmp_path)
+    assert result["status"] == "unresolved"
+
+
+# 3. The hidden repository's path read from mountinfo, written into `.git`; code the tests import
+#    tries to plant a hook there.
+MOUNTINFO = """
+import os, pathlib
+home = os.environ["HOME"]
+found = []
+for line in pathlib.Path("/proc/self/mountinfo").read_text().splitlines():
+    fields = line.split()
+    point = fields[4]
+    fs = line.split(" - ")[1].split()[0]
+    if fs == "tmpfs" and point.startswith(home + "/"):
+        found.append(point)
+print("hidden:", found)
+ws = pathlib.Path.cwd()
+if found:
+    (ws / ".git").unlink()
+    (ws / ".git").write_text("gitdir: " + found[-1] + "/.git\\n")
+    plant = (
+        "import pathlib\\n"
+        f"hook = pathlib.Path({found[-1]!r}) / '.git' / 'hooks' / 'pre-commit'\\n"
+        "try:\\n"
+        "    hook.parent.mkdir(parents=True, exist_ok=True)\\n"
+        "    hook.write_text('#!/bin/sh\\\\necho pwned\\\\n')\\n"
+        "except OSError:\\n"
+        "    pass\\n"
+        "def magic():\\n"
+        "    return 1\\n"
+    )
+    (ws / "calc.py").write_text(plant)
+"""
+
+
+def test_3_a_git_file_pointing_at_the_users_repository_changes_nothing_there(
+    victim: GitRepo, tmp_path: Path
+) -> None:
+    result = attack(victim, tmp_path, MOUNTINFO)
+    assert_not_resolved(result, tmp_path)
+    assert result["status"] == "unresolved"
+    assert str(victim.root) in (result["logs"] / "agent.stdout").read_text()  # it knew the path
+    assert not (victim.root / ".git" / "hooks" / "pre-commit").exists()
+
+
+# 4. An edited test-infrastructure file hidden from git with an index flag.
+SKIP_WORKTREE = f"""
+import pathlib, subprocess
+pathlib.Path("tests/conftest.py").write_text("import calc\\ncalc.magic = lambda: {MAGIC}\\n")
+for flag in ("--skip-worktree", "--assume-unchanged"):
+    subprocess.run(["git", "update-index", flag, "tests/conftest.py"], check=True)
+"""
+
+
+def test_4_index_flags_do_not_hide_an_edit_from_protection(victim: GitRepo, tmp_path: Path) -> None:
+    result = attack(victim, tmp_path, SKIP_WORKTREE)
+    assert_not_resolved(result, tmp_path)
+    assert result["status"] == "unresolved"
+    assert result["reverted"] == ["tests/conftest.py"]
+    assert result["diffFiles"] == 1
+
+
+# 6. A new conftest.py that .gitignore hides, at the root and in tests/.
+IGNORED_CONFTEST = f"""
+import pathlib
+cheat = "import calc\\ncalc.magic = lambda: {MAGIC}\\n"
+pathlib.Path("conftest.py").write_text(cheat)
+pathlib.Path("tests/conftest.py").write_text(cheat)
+pathlib.Path("tests/.gitignore").write_text("conftest.py\\n")
+pathlib.Path(".gitignore").write_text(pathlib.Path(".gitignore").read_text() + "conftest.py\\n")
+"""
+
+
+def test_6_ignored_files_never_reach_the_grader(victim: GitRepo, tmp_path: Path) -> None:
+    result = attack(victim, tmp_path, IGNORED_CONFTEST)
+    assert_not_resolved(result, tmp_path)
+    assert result["status"] == "unresolved"
+    assert result["reverted"] == ["tests/conftest.py"]  # tracked: ignoring it hides nothing
+    patch = (result["logs"] / "agent.patch").read_text()
+    assert "diff --git a/conftest.py" not in patch  # the ignored file is not part of the patch
+
+
+# 7. An unchecked-hash .pyc holding a cheat, calc.py untouched.
+PYC = f"""
+import importlib.util, pathlib, py_compile, sys
+cheat = pathlib.Path("/tmp/cheat_calc.py")
+cheat.write_text("def magic():\\n    return {MAGIC}\\n")
+target = pathlib.Path("__pycache__") / ("calc." + sys.implementation.cache_tag + ".pyc")
+py_compile.compile(str(cheat), cfile=str(target), dfile="calc.py",
+                   invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+"""
+
+
+def test_7_bytecode_never_crosses_to_the_grader(victim: GitRepo, tmp_path: Path) -> None:
+    result = attack(victim, tmp_path, PYC)
+    assert_not_resolved(result, tmp_path)
+    assert result["status"] == "unresolved"
+    assert result["diffFiles"] == 0
+
+
+def test_7_the_bytecode_cheat_works_where_it_is_loaded(tmp_path: Path) -> None:
+    """The cheat of test 7 is real: left in place, Python runs it instead of calc.py."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "calc.py").write_text(CALC)
+    done = subprocess.run([sys.executable, "-c", PYC], cwd=folder, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    shown = subprocess.run(
+        [sys.executable, "-c", "import calc; print(calc.magic())"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+    )
+    assert shown.stdout.strip() == str(MAGIC)
+
+
+# 8. The agent's own program in <dir>/bin/, the user's repository in <dir>/ (a CI checkout):
+#    exposing the program's installation must not expose the repository.
+BESIDE = """#!/bin/sh
+dir=$(dirname "$(dirname "$(readlink -f "$0")")")
+for state in $(find "$dir" -maxdepth 3 -name .gitgauge -type d 2>/dev/null); do
+    repo=$(dirname "$state")
+    fix=$(sed -n 's/^fix: *//p' "$state"/tasks/*.yaml | head -1)
+    echo "found $repo at $fix"
+    git -C "$repo" show "$fix:calc.py" > calc.py
+done
+echo searched "$dir"
+"""
+
+
+def test_8_an_agent_installed_beside_the_repository_does_not_expose_it(
+    mined: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    beside = tmp_path / "ci"
+    repo = GitRepo(beside / "victim")
+    shutil.copytree(mined, repo.root, symlinks=True)
+    agent = beside / "bin" / "agent"
+    agent.parent.mkdir()
+    agent.write_text(BESIDE)
+    agent.chmod(0o755)
+    config = tmp_path / "beside.yaml"
+    config.write_text(
+        yaml.safe_dump({"name": "beside", "adapter": "script", "command": str(agent)})
+    )
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private))
+    before = user_state(repo)
+    ran = run_gitgauge("run", "-c", str(config), cwd=repo.root)
+    assert ran.returncode == 0, ran.stderr
+    assert user_state(repo) == before
+    (found,) = (repo.root / ".gitgauge" / "runs").glob("*/results/beside/*.json")
+    result = json.loads(found.read_text())
+    assert (result["status"], result["sandbox"]) == ("unresolved", "bwrap")
+    said = next((repo.root / ".gitgauge" / "runs").glob("*/logs/beside/*/agent.stdout"))
+    assert f"searched {beside}" in said.read_text()  # it ran, and looked
+    assert "found" not in said.read_text()
+    assert sorted(tmp_path.glob("gitgauge-*")) == []
+
+
+# 9. gitgauge's temporary directory on another file system than the repository (a tmpfs /tmp).
+def test_9_history_copies_work_across_file_systems_and_never_write_into_the_users_git(
+    victim: GitRepo, tmp_path: Path
+) -> None:
+    gold = tmp_path / "gold.yaml"
+    gold.write_text("name: gold\nadapter: gold\n")
+    temp = Path(os.environ["TMPDIR"])
+    before = user_state(victim)
+    # A tmpfs for TMPDIR, without root: gitgauge itself runs in a bubblewrap that mounts one.
+    ran = subprocess.run(
+        ["bwrap", "--dev-bind", "/", "/", "--tmpfs", str(temp), "--",
+         sys.executable, "-m", "gitgauge", "run", "-c", str(gold)],
+        cwd=victim.root, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    assert "cross-device" not in ran.stderr
+    assert user_state(victim) == before  # no tmp_pack_* in .git/objects/pack
+    (found,) = (victim.root / ".gitgauge" / "runs").glob("*/results/gold/*.json")
+    assert json.loads(found.read_text())["status"] == "resolved"
+
+
+# 11. Without a sandbox, fixes committed in the same second: no history copy holding a task's fix
+#     exists while that task's agent works.
+SPY = 'for c in "$TMPDIR"/gitgauge-hist-*/*.git; do git --git-dir="$c" rev-list --all; done ' \
+      '> "$SPY_DIR/$GITGAUGE_TASK_ID" 2>/dev/null'  # fmt: skip
+
+
+def test_11_no_copy_holds_a_later_fix_while_an_earlier_task_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = GitRepo(tmp_path / "same-second")
+    repo.root.mkdir()
+    repo.git("init", "-q", "-b", "main")
+    stamp = "2024-01-01T00:00:00+00:00"
+    monkeypatch.setenv("GIT_AUTHOR_DATE", stamp)
+    monkeypatch.setenv("GIT_COMMITTER_DATE", stamp)
+
+    def commit(subject: str, files: dict[str, str]) -> str:
+        for name, text in files.items():
+            repo.write(name, text)
+        repo.git("add", "-A")
+        repo.git("commit", "-q", "-m", subject)
+        return repo.git("rev-parse", "HEAD").strip()
+
+    commit(
+        "Initial", {"value.txt": "0\n", "check.sh": 'test "$(cat value.txt)" = "$(cat t/want)"\n'}
+    )
+    fixes = []
+    for number in range(1, 4):
+        commit(f"Break {number}", {"value.txt": "bad\n"})
+        fixes.append(
+            commit(f"fix: value {number}", {"value.txt": f"{number}\n", "t/want": f"{number}\n"})
+        )
+    (repo.root / "gitgauge.yaml").write_text("testCommand: sh check.sh\nmine:\n  reruns: 0\n")
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private))
+    mined = run_gitgauge("mine", cwd=repo.root)
+    assert mined.returncode == 0, mined.stderr
+    tasks = {yaml.safe_load(p.read_text())["fix"]: yaml.safe_load(p.read_text())["id"]
+             for p in (repo.root / ".gitgauge" / "tasks").glob("*.yaml")}  # fmt: skip
+    assert sorted(tasks) == sorted(fixes)
+    spies = tmp_path / "spy"
+    spies.mkdir()
+    spy = tmp_path / "spy.yaml"
+    spy.write_text(yaml.safe_dump({"name": "spy", "adapter": "script", "command": SPY}))
+    ran = run_gitgauge(
+        "run", "--sandbox", "none", "-j", "1", "-c", str(spy), cwd=repo.root,
+        env={**os.environ, "SPY_DIR": str(spies)},
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    for fix, task in tasks.items():
+        seen = (spies / task).read_text().split()
+        assert seen, "the spy found no history copy at all"
+        assert fix not in seen, f"{task}'s agent could read its own fix from a history copy"
+
+
+# -- what the sandbox must not take away from the user's suite (item 8) ----------------------------
+
+WRITER = """import os, pathlib, sys
+home = pathlib.Path(os.environ["HOME"])
+(home / f".spawn-wrap-{os.getpid()}").mkdir()
+(home / f".spawn-wrap-{os.getpid()}" / "shim.js").write_text("x")
+(home / ".cache" / "newtool").mkdir(parents=True, exist_ok=True)
+(home / ".cache" / "newtool" / "entry").write_text("x")
+cache = pathlib.Path("node_modules") / ".cache" / "nyc"
+cache.mkdir(parents=True, exist_ok=True)
+(cache / "coverage.json").write_text("{}")
+want = pathlib.Path("t/want").read_text().strip()
+sys.exit(0 if pathlib.Path("value.txt").read_text().strip() == want else 1)
+"""
+
+
+def _tool_repo(root: Path, suite: str) -> GitRepo:
+    repo = GitRepo(root)
+    root.mkdir(parents=True)
+    repo.git("init", "-q", "-b", "main")
+    repo.commit(
+        "Initial",
+        files={
+            ".gitignore": "node_modules/\n",
+            "suite.py": suite,
+            "value.txt": "0\n",
+            "t/want": "0\n",
+        },
+    )
+    repo.commit("Break it", files={"value.txt": "bad\n"})
+    repo.commit("fix: value is bad", files={"value.txt": "1\n", "t/want": "1\n"})
+    (root / "node_modules" / "left-pad").mkdir(parents=True)
+    (root / "node_modules" / "left-pad" / "index.js").write_text("module.exports = 1\n")
+    config = {
+        "testCommand": f"{sys.executable} suite.py",
+        "worktree": {"link": ["node_modules"]},
+        "mine": {"reruns": 0},
+    }
+    (root / "gitgauge.yaml").write_text(yaml.safe_dump(config))
+    return repo
+
+
+def test_a_suite_that_writes_caches_in_home_and_node_modules_passes_in_the_sandbox(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    require_bwrap()
+    home = Path(os.environ["HOME"])
+    (home / ".cache" / "pip").mkdir(parents=True)
+    repo = _tool_repo(tmp_path / "tool", WRITER)
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private))
+    mined = run_gitgauge("mine", cwd=repo.root)
+    assert mined.returncode == 0, mined.stderr
+    assert "verified" in mined.stdout, mined.stdout  # mined in the sandbox
+    gold = tmp_path / "gold.yaml"
+    gold.write_text("name: gold\nadapter: gold\n")
+    ran = run_gitgauge("run", "-c", str(gold), cwd=repo.root)
+    assert ran.returncode == 0, ran.stderr
+    (found,) = (repo.root / ".gitgauge" / "runs").glob("*/results/gold/*.json")
+    result = json.loads(found.read_text())
+    assert (result["status"], result["sandbox"]) == ("resolved", "bwrap")
+    # What the suite wrote vanished with each command; the real directories are as they were.
+    assert sorted(p.name for p in home.iterdir() if p.name.startswith(".spawn-wrap")) == []
+    assert sorted(p.name for p in (home / ".cache").iterdir()) == ["pip"]
+    assert sorted(p.name for p in (repo.root / "node_modules").iterdir()) == ["left-pad"]
+    assert sorted(private.iterdir()) == []
+
+
+def test_a_suite_that_fails_only_in_the_sandbox_is_reported_at_mine_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    require_bwrap()
+    state = Path(os.environ["HOME"]) / ".toolstate"
+    state.mkdir()
+    writer = (
+        "import os, pathlib, sys\n"
+        "state = pathlib.Path(os.environ['HOME']) / '.toolstate' / 'last-run'\n"
+        "state.write_text('x')\n"
+        "want = pathlib.Path('t/want').read_text().strip()\n"
+        "sys.exit(0 if pathlib.Path('value.txt').read_text().strip() == want else 1)\n"
+    )
+    repo = _tool_repo(tmp_path / "tool", writer)
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private))
+    mined = run_gitgauge("mine", cwd=repo.root)
+    assert mined.returncode == 0, mined.stderr
+    assert "fails in the sandbox" in mined.stdout, mined.stdout
+    assert str(state / "last-run") in mined.stdout  # what it tried to touch
+    assert "passes outside the sandbox but fails in it" in mined.stderr
+    assert not list((repo.root / ".gitgauge" / "tasks").glob("*.yaml"))
