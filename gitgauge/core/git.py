@@ -261,8 +261,11 @@ class Repository:
         return result.stdout_tail
 
     def is_tracked(self, path: str) -> bool:
-        """Whether git tracks `path` (a file, or a directory with tracked files) in the index."""
-        return bool(self.git("ls-files", "-z", "--", f":(top){path}" if path else ":(top)."))
+        """Whether git tracks `path` (a file, or a directory with tracked files) in the index;
+        `""` is the repository's root."""
+        # `:(top)` alone is the whole tree; `:(top).` matched nothing on git 2.39. Literal: a
+        # directory named `a[1]` is that directory, not a glob.
+        return bool(self.git("ls-files", "-z", "--", f":(top,literal){path}"))
 
     def checkout_state(self) -> str:
         """A digest of what an agent must never change in the user's checkout: HEAD, branches,
