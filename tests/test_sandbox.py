@@ -616,3 +616,48 @@ def test_a_venv_whose_base_interpreter_the_sandbox_hides_is_refused(
 
     one_error(ran, f"the virtualenv {venv} on PATH", str(repo.root / ".pythons"), "hides")
     assert not (repo.root / ".gitgauge" / "runs").exists()
+
+
+def test_a_prompt_over_the_argument_limit_reaches_the_script_in_a_file(
+    demo: Path, tmp_path: Path
+) -> None:
+    """A prompt past the kernel's limit for one environment string (128 KiB): in
+    `GITGAUGE_PROMPT` it made the agent's exec fail (`command exited None`). Now the variable is
+    cut with a marker, the whole prompt is in `GITGAUGE_PROMPT_FILE` (readable in the sandbox,
+    outside the workspace, so never in the agent's patch), and the run says so once."""
+    require_bwrap()
+    context = "".join(f"line {n}: what the repository looks like\n" for n in range(6000))
+    task = sorted((demo / ".gitgauge" / "tasks").glob("*.yaml"))[0].stem
+    show = (
+        'printf "VARIABLE %s\\n" "$(printf %s "$GITGAUGE_PROMPT" | wc -c)"; '
+        'printf "TAIL %s\\n" "$(printf %s "$GITGAUGE_PROMPT" | tail -c 200 | tr "\\n" " ")"; '
+        'printf "WORKSPACE %s\\n" "$(pwd -P)"; printf "FILE %s\\n" "$GITGAUGE_PROMPT_FILE"; '
+        'cat "$GITGAUGE_PROMPT_FILE"'
+    )
+    reader = agent_config(
+        tmp_path / "configs", "reader", adapter="script", command=show,
+        prompt="{prompt}\n\nContext:\n" + context,
+    )  # fmt: skip
+    write_config(demo, sandbox="bwrap")
+
+    ran = run_gitgauge("run", "-c", reader, "--task", task, cwd=demo)
+
+    assert ran.returncode == 0, ran.stderr
+    (run_id,) = run_ids(demo)
+    result = json.loads(
+        (demo / ".gitgauge" / "runs" / run_id / "results" / "reader" / f"{task}.json").read_text()
+    )
+    assert result["errorKind"] is None, result["errorMessage"]
+    logs = demo / ".gitgauge" / "runs" / run_id / "logs" / "reader" / task
+    shown = (logs / "agent.stdout").read_text(encoding="utf-8")
+    variable, tail, workspace, file, prompt = shown.split("\n", 4)
+    assert 64 * 1024 < int(variable.removeprefix("VARIABLE ")) < 128 * 1024, variable
+    assert "GITGAUGE_PROMPT_FILE" in tail, tail
+    prompt_file = Path(file.removeprefix("FILE "))
+    assert not prompt_file.is_relative_to(workspace.removeprefix("WORKSPACE ")), file
+    assert not prompt_file.exists()  # removed with the pair
+    assert prompt.endswith("Context:\n" + context), prompt[-300:]
+    assert len(prompt.encode()) > 200 * 1024
+    assert "GITGAUGE_PROMPT_FILE" not in (logs / "agent.patch").read_text(encoding="utf-8")
+    warned = [line for line in ran.stderr.splitlines() if "GITGAUGE_PROMPT" in line]
+    assert len(warned) == 1 and "GITGAUGE_PROMPT_FILE" in warned[0], ran.stderr

@@ -24,7 +24,7 @@ from gitgauge.core.store import (
 from gitgauge.core.suite import NO_REPORT_HINT
 from gitgauge.core.worktree import Warn, warn_once
 from gitgauge.running import harness as harnesses
-from gitgauge.running.adapters.base import AdapterContext, AdapterOutcome
+from gitgauge.running.adapters.base import AdapterContext, AdapterOutcome, prompt_file
 from gitgauge.running.merge_run import score_merge_pair
 from gitgauge.running.plan import PlannedConfig
 from gitgauge.running.sandbox import Sandbox
@@ -113,16 +113,17 @@ class Pair:
         to what the workspace held): it is not the agent's work, so it stays out of the diff, the
         patch and the scored tree."""
         harness = planned.harness
+        prompt = render_prompt(planned.config.prompt, task)
+        whole = task.prompt if prompt is None else prompt
         with (
             harnesses.laid(harness, workspace, repo=self.repo, base=restore_to),
             harnesses.agent_config_dir(harness, environ=os.environ) as config_dir,
+            prompt_file(whole, repository=self.repo.root) as prompt_path,
         ):
+            # The prompt's directory is the pair's own: the agent reads the file there.
+            writable = [prompt_path.parent, *([config_dir] if config_dir else [])]
             agent_sandbox = (
-                self.sandbox.argv(
-                    workspace, agent=True, writable=[config_dir] if config_dir else []
-                )
-                if self.sandbox
-                else []
+                self.sandbox.argv(workspace, agent=True, writable=writable) if self.sandbox else []
             )
             return planned.adapter.run(
                 AdapterContext(
@@ -132,9 +133,11 @@ class Pair:
                     timeout_seconds=self.config.timeouts.adapter / 1000,
                     env={**env, **harness.env},
                     log_dir=log_dir,
-                    prompt=render_prompt(planned.config.prompt, task),
+                    prompt=prompt,
                     config_dir=config_dir,
                     sandbox=agent_sandbox,
+                    prompt_file=prompt_path,
+                    warn=self.warn,
                 )
             )
 
