@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import GITGAUGE, GitRepo, run_gitgauge
-from mine_helpers import wait_until_gone
+from mine_helpers import wait_for_file, wait_until_gone
 
 from gitgauge.core.git import Repository, fingerprint
 from gitgauge.running.workspace import HistoryCopies, TaskWorkspaces
@@ -114,7 +114,11 @@ def test_interrupt_during_mine_cleans_up_and_exits_130(
     assert [pid for pid in started if not wait_until_gone(pid)] == []
 
 
-def test_hard_kill_leaves_worktrees_that_the_next_command_removes(git_repo: GitRepo) -> None:
+def test_hard_kill_kills_the_suite_and_leaves_worktrees_that_the_next_command_removes(
+    git_repo: GitRepo,
+) -> None:
+    """SIGKILL runs no handler of gitgauge's: its watchdog, which sees gitgauge's end of a pipe
+    close, kills the suite's process group (the test command and the child it started)."""
     _slow_repo(git_repo, fixes=1)
     pid_file = git_repo.root.parent / "child-pids.txt"
     child = subprocess.Popen(
@@ -124,17 +128,15 @@ def test_hard_kill_leaves_worktrees_that_the_next_command_removes(git_repo: GitR
         stderr=subprocess.DEVNULL,
         env=dict(os.environ, CHILD_PIDS=str(pid_file)),
     )
-    _wait_for_worktree(git_repo)
-    child.send_signal(signal.SIGKILL)
-    child.wait()
-    # A hard kill leaves the suite's process group running: end it, and only it (its children
-    # sleep too, and the test started them).
-    deadline = time.monotonic() + 30
-    while not _child_pids(pid_file) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    for pid in _child_pids(pid_file):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(os.getpgid(pid), signal.SIGKILL)
+    try:
+        started = [int(pid) for pid in wait_for_file(pid_file).split()]
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        assert [pid for pid in started if not wait_until_gone(pid, seconds=10)] == []
+    finally:
+        for pid in _child_pids(pid_file):  # never leave them sleeping, whatever failed
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(os.getpgid(pid), signal.SIGKILL)
     assert "gitgauge-wt-" in git_repo.git("worktree", "list")
 
     (git_repo.root / "delay.txt").write_text("0\n")  # unused by HEAD's worktrees; just a file
