@@ -426,3 +426,47 @@ def test_history_copies_of_a_run_chain_without_reaching_past_their_base(
         ).stdout
         assert "in-pack: 3" in own
     assert not list(own_temp_root.iterdir())
+
+
+def _bwrap_with_tmpfs_size() -> str:
+    """A bwrap that can mount a tmpfs of a given size (`--size`, bubblewrap >= 0.7): how a test
+    gets a small full filesystem without root. Skipped without one, failed when CI=true."""
+    from gitgauge.running.sandbox import probe
+
+    binary, reason = probe(os.environ, network=True)
+    if binary is not None:
+        shown = subprocess.run([binary, "--help"], capture_output=True, text=True)
+        if "--size" not in shown.stdout + shown.stderr:
+            binary, reason = None, f"{binary} has no --size (bubblewrap >= 0.7 has)"
+    if binary is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"this test needs bwrap with --size in CI: {reason}")
+        pytest.skip(reason)
+    return binary
+
+
+def test_a_full_tmpdir_keeps_gits_error_text(git_repo: GitRepo, tmp_path: Path) -> None:
+    """gitgauge's worktrees live in TMPDIR; when it fills up, git fails with a reason that went
+    to an output file in the same full TMPDIR and was lost (`failed: exit 128`). Now git's words
+    arrive, and gitgauge says which file system is full (git names only the file)."""
+    bwrap = _bwrap_with_tmpfs_size()
+    git_repo.commit("Add the data", files={"data.txt": os.urandom(96 * 1024).hex(), "v.txt": "1"})
+    git_repo.commit("fix: v is wrong", files={"v.txt": "2", "tests/t.txt": "needs 2"})
+    (git_repo.root / "gitgauge.yaml").write_text('testCommand: "true"\n', encoding="utf-8")
+    full = tmp_path / "full-tmp"
+    full.mkdir()
+    # A 64 KiB tmpfs as TMPDIR, for gitgauge only (its own mount namespace): the checkout of the
+    # 192 KiB data file cannot fit.
+    boxed = [bwrap, "--dev-bind", "/", "/", "--size", str(64 * 1024), "--tmpfs", str(full), "--"]
+
+    result = subprocess.run(
+        [*boxed, "env", f"TMPDIR={full}", *GITGAUGE, "mine"],
+        cwd=git_repo.root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert "unable to write file data.txt" in result.stderr, result.stderr  # git's own words
+    assert f"No space left on device: TMPDIR ({full}) is full" in result.stderr, result.stderr

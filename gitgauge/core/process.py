@@ -173,7 +173,7 @@ def run(
     """Run `command` (a string goes through the shell) and wait, killing its group on timeout.
 
     `env` defaults to `clean_env(cwd=cwd)`. Output is written to `stdout_path`/`stderr_path` when
-    given (kept whole, for logs) or to anonymous temporary files; the result keeps the last
+    given (kept whole, for logs) or to anonymous files (in memory); the result keeps the last
     `tail_bytes` of each (all of it with None). After `cancel_all()`, only `cleanup` commands
     (removing worktrees) still start; others raise `Cancelled`. `wrapper` is an argv prefix
     the command runs under (a sandbox: `bwrap ... --`); a string command then goes through
@@ -368,9 +368,24 @@ def is_cancelled() -> bool:
 
 
 @contextmanager
+def _anonymous_file() -> Iterator[IO[bytes]]:
+    """A file with no name for a child's output or input: in memory on Linux (`memfd_create`),
+    so a full TMPDIR cannot swallow what git says about the full TMPDIR ("No space left on
+    device"); a temporary file elsewhere."""
+    try:
+        descriptor = os.memfd_create("gitgauge-output", os.MFD_CLOEXEC)
+    except (AttributeError, OSError):
+        with tempfile.TemporaryFile() as handle:
+            yield handle
+        return
+    with open(descriptor, "w+b") as handle:
+        yield handle
+
+
+@contextmanager
 def _output_file(path: Path | None) -> Iterator[IO[bytes]]:
     if path is None:
-        with tempfile.TemporaryFile() as handle:
+        with _anonymous_file() as handle:
             yield handle
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -384,7 +399,7 @@ def _stdin_file(text: str | None) -> Iterator[IO[bytes] | None]:
     if text is None:
         yield None
         return
-    with tempfile.TemporaryFile() as handle:
+    with _anonymous_file() as handle:
         handle.write(text.encode("utf-8"))
         handle.seek(0)
         yield handle
@@ -402,7 +417,7 @@ def stream(argv: Sequence[str], *, cwd: Path, chunk_size: int = 1 << 16) -> Iter
 
     Raises `StreamError` with the command's stderr when it exits non-zero.
     """
-    with tempfile.TemporaryFile() as err:
+    with _anonymous_file() as err:
         child = subprocess.Popen(
             list(argv),
             cwd=cwd,
