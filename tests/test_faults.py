@@ -114,6 +114,31 @@ def test_interrupt_during_mine_cleans_up_and_exits_130(
     assert [pid for pid in started if not wait_until_gone(pid)] == []
 
 
+def test_ctrl_c_during_the_suite_says_nothing_about_its_report(git_repo: GitRepo) -> None:
+    """The suite killed by gitgauge's own Ctrl-C wrote no JUnit report, and that is no news:
+    the warning ("testCommand wrote no JUnit XML report") is for suites that ran."""
+    _slow_repo(git_repo, fixes=1)
+    pid_file = git_repo.root.parent / "child-pids.txt"
+    child = subprocess.Popen(
+        [*GITGAUGE, "mine"],
+        cwd=git_repo.root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, CHILD_PIDS=str(pid_file)),
+    )
+    try:
+        wait_for_file(pid_file)  # the suite runs
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 130, (out, err)
+    assert "JUnit" not in err and "fall back to the exit code" not in err, err
+    assert "interrupted" in err
+
+
 def test_hard_kill_kills_the_suite_and_leaves_worktrees_that_the_next_command_removes(
     git_repo: GitRepo,
 ) -> None:
