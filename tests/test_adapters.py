@@ -4,6 +4,7 @@ repositories."""
 from __future__ import annotations
 
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -210,6 +211,45 @@ def test_script_timeout_is_an_adapter_timeout(script_repo: GitRepo) -> None:
     assert outcome.error_message is not None
     assert "killed after 0.5s" in outcome.error_message
     assert outcome.seconds < 120
+
+
+def test_a_script_that_cannot_start_says_why(script_repo: GitRepo) -> None:
+    """A variable of the config's env past the kernel's limit for one string: exec fails, and
+    the result says so (it said `command exited None`)."""
+    head = script_repo.git("rev-parse", "HEAD").strip()
+    config, source = script_adapter("true")
+    context = make_context(script_repo.root, script_repo.root, make_task(head, head))
+    context = replace(context, env={**context.env, "HUGE": "x" * (200 * 1024)})
+
+    outcome = create(config, source=source).run(context)
+
+    assert outcome.error_kind == "adapter-exit"
+    assert outcome.error_message is not None
+    assert outcome.error_message.startswith("command could not start: Argument list too long")
+    assert "None" not in outcome.error_message
+
+
+def test_a_long_prompt_is_cut_in_the_variable_and_whole_in_the_file(script_repo: GitRepo) -> None:
+    head = script_repo.git("rev-parse", "HEAD").strip()
+    prompt = "Fix it. " + "é" * (100 * 1024)  # 200 KiB of UTF-8: cut on a character boundary
+    config, source = script_adapter(
+        'printf %s "$GITGAUGE_PROMPT" > variable.txt && cp "$GITGAUGE_PROMPT_FILE" file.txt'
+    )
+    warned: list[str] = []
+    context = replace(
+        make_context(script_repo.root, script_repo.root, make_task(head, head, prompt=prompt)),
+        warn=warned.append,
+    )
+
+    outcome = create(config, source=source).run(context)
+
+    assert outcome.ok, outcome.error_message
+    assert (script_repo.root / "file.txt").read_text(encoding="utf-8") == prompt
+    variable = (script_repo.root / "variable.txt").read_text(encoding="utf-8")
+    kept, marker = variable.split("\n\n[gitgauge:")
+    assert prompt.startswith(kept) and len(kept.encode()) <= 120_000
+    assert "GITGAUGE_PROMPT_FILE" in marker
+    assert len(warned) == 1 and "my-script.yaml" in warned[0], warned
 
 
 # -- gold and noop -------------------------------------------------------------------------------

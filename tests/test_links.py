@@ -26,6 +26,9 @@ FLAT_PYPROJECT = (
     BUILD
     + '[project]\nname = "flatpkg"\nversion = "0.1"\n[tool.setuptools]\npackages = ["flatpkg"]\n'
 )
+ROOT_PYPROJECT = (
+    BUILD + '[project]\nname = "calc"\nversion = "0.1"\n[tool.setuptools]\npy-modules = ["calc"]\n'
+)
 # Run as a script from tests/: sys.path[0] is tests/, so the packages come from wherever the
 # environment says (the editable install, or gitgauge's redirection).
 CHECK_SRC = "import srcpkg\nassert srcpkg.double(5) == 10, srcpkg.__file__\n"
@@ -263,3 +266,47 @@ def test_other_shapes_of_editable_installs_are_found(tmp_path: Path) -> None:
     env = links.python_env(found, tmp_path / "wt", inherited="/kept")
     assert env["PYTHONPATH"].split(os.pathsep)[-1] == "/kept"
     assert env["PYTHONPATH"].split(os.pathsep)[0].startswith(str(tmp_path / "wt"))
+
+
+def test_a_flat_layout_at_the_repository_root_is_redirected_to_each_worktree(
+    tmp_path: Path,
+) -> None:
+    """`calc.py` next to `pyproject.toml`, installed editable into a linked `.venv`: the import
+    root is the repository's root, which git tracks (`:(top).` matched nothing on git 2.39 and
+    the install was refused as "git does not track")."""
+    repo = new_repo(tmp_path / "repo")
+    repo.commit(
+        "Add calc",
+        files={
+            ".gitignore": ".venv/\n*.egg-info/\n__pycache__/\nbuild/\ngitgauge.yaml\n",
+            "pyproject.toml": ROOT_PYPROJECT,
+            "calc.py": "def half(x):\n    return x - 2\n",
+            "tests/check_base.py": "print('nothing checked yet')\n",
+        },
+    )
+    repo.commit(
+        "Fix calc.half",
+        files={
+            "calc.py": "def half(x):\n    return x // 2\n",
+            "tests/check_calc.py": "import calc\nassert calc.half(10) == 5, calc.__file__\n",
+        },
+    )
+    venv = repo.root / ".venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    subprocess.run(
+        [
+            sys.executable, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps",
+            "--no-index", "--prefix", str(venv), "-e", str(repo.root),
+        ],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    _write_config(repo, TEST_COMMAND, [".venv"])
+    assert links.inspect(repo.root, [".venv"]).python_paths == [""]
+
+    mined = run_gitgauge("mine", cwd=repo.root, env=mine_env(tmp_path / "journal.jsonl"))
+
+    assert "does not track" not in mined.stderr, mined.stderr
+    assert mined.returncode == 0, mined.stdout + mined.stderr
+    assert "imports from your checkout (.); each worktree uses its own copy" in mined.stderr
+    assert "verified:          1" in mined.stdout, mined.stdout

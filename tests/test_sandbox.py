@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -22,7 +23,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import GITGAUGE, run_gitgauge
+from conftest import GITGAUGE, GitRepo, run_gitgauge
 
 from gitgauge.core.sandbox import probe
 from gitgauge.core.store import config_dir_name
@@ -516,3 +517,147 @@ def test_a_version_managers_shims_bring_its_root(tmp_path: Path) -> None:
     (venv / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
     found = path_dirs({"PATH": f"{root / 'shims'}:{venv / 'bin'}:relative/bin"})
     assert found == [root / "shims", root, venv / "bin", venv]
+
+
+def calc_repo(root: Path) -> GitRepo:
+    """One fix task to be: `calc.half` fixed, with the test that proves it."""
+    from mine_helpers import new_repo
+
+    repo = new_repo(root)
+    repo.commit(
+        "Add calc",
+        files={
+            ".gitignore": ".venv/\n.pythons/\ngitgauge.yaml\n",
+            "calc.py": "def half(x):\n    return x - 2\n",
+            "tests/test_base.py": "print('nothing checked yet')\n",
+        },
+    )
+    repo.commit(
+        "Fix calc.half",
+        files={
+            "calc.py": "def half(x):\n    return x // 2\n",
+            "tests/test_calc.py": "import calc\nassert calc.half(10) == 5\n",
+        },
+    )
+    return repo
+
+
+def outside_venv(tmp_path: Path, venv: Path, *, copies: bool = False) -> Path:
+    """A virtualenv whose base interpreter lives where only its pyvenv.cfg says: a directory
+    (`pythons/3/bin`, as /srv/pythons or a CI tool cache) that is on no PATH and in no system
+    directory. Its `bin/python` is a link to that directory's `python3` (or, with `copies`, a
+    copy that finds its standard library through `home`)."""
+    base = tmp_path / "pythons" / "3" / "bin"
+    base.mkdir(parents=True, exist_ok=True)
+    (base / "python3").symlink_to(os.path.realpath(sys.executable))
+    flags = ["--without-pip", *(["--copies"] if copies else [])]
+    subprocess.run([str(base / "python3"), "-m", "venv", *flags, str(venv)], check=True)
+    assert f"home = {base}" in (venv / "pyvenv.cfg").read_text(encoding="utf-8")
+    return venv
+
+
+@pytest.mark.parametrize("found_by", ["PATH", "worktree.link", "testCommand"])
+def test_a_venv_whose_base_interpreter_is_elsewhere_runs_in_the_sandbox(
+    tmp_path: Path, private_tmp: Path, found_by: str
+) -> None:
+    """The venv's `bin/python` leads to its base interpreter: without that installation in the
+    sandbox every scoring run was `python: not found`, and gold scored 0."""
+    require_bwrap()
+    repo = calc_repo(tmp_path / "repo")
+    env = dict(os.environ, PATH="/usr/bin:/bin")
+    if found_by == "PATH":
+        venv = outside_venv(tmp_path, tmp_path / "venv")
+        env["PATH"] = f"{venv / 'bin'}:/usr/bin:/bin"
+        python, link = "python", []
+    elif found_by == "worktree.link":
+        outside_venv(tmp_path, repo.root / ".venv")
+        python, link = ".venv/bin/python", [".venv"]
+    else:
+        venv = outside_venv(tmp_path, tmp_path / "venv", copies=True)
+        python, link = str(venv / "bin" / "python"), []
+    # The right interpreter, not one that happens to be in the sandbox: a `--copies` python
+    # without its own installation ran with the system's libpython and standard library.
+    same_base = f"import sys; assert sys.base_prefix == {sys.base_prefix!r}, sys.base_prefix"
+    suite = f'for f in tests/test_*.py; do PYTHONPATH=. {python} "$f" || exit 1; done'
+    config = {
+        "testCommand": f"{python} -c {shlex.quote(same_base)} && {suite}",
+        "mine": {"reruns": 0},
+        "run": {"sandbox": "bwrap"},
+        "worktree": {"link": link},
+    }
+    (repo.root / "gitgauge.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    mined = run_gitgauge("mine", cwd=repo.root, env=env)
+    assert mined.returncode == 0 and "verified:          1" in mined.stdout, mined.stderr
+
+    gold = agent_config(tmp_path / "configs", "gold", adapter="gold")
+    ran = run_gitgauge("run", "-c", gold, cwd=repo.root, env=env)
+
+    assert ran.returncode == 0, ran.stderr
+    (run_id,) = run_ids(repo.root)
+    assert list(verdicts(repo.root, run_id).values()) == ["resolved"], ran.stdout + ran.stderr
+
+
+def test_a_venv_whose_base_interpreter_the_sandbox_hides_is_refused(
+    tmp_path: Path, private_tmp: Path
+) -> None:
+    """A venv on PATH made from a python inside the repository: its `python` could not start in
+    the sandbox, so the run stops before any work, naming the interpreter's directory."""
+    require_bwrap()
+    repo = calc_repo(tmp_path / "repo")
+    venv = outside_venv(repo.root / ".pythons", tmp_path / "venv")
+    command = "PYTHONPATH=. python tests/test_calc.py"
+    config = {"testCommand": command, "mine": {"reruns": 0}, "run": {"sandbox": "bwrap"}}
+    (repo.root / "gitgauge.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    env = dict(os.environ, PATH=f"{venv / 'bin'}:/usr/bin:/bin")
+    assert run_gitgauge("mine", cwd=repo.root, env=env).returncode == 0
+
+    noop = agent_config(tmp_path / "configs", "noop", adapter="noop")
+    ran = run_gitgauge("run", "-c", noop, cwd=repo.root, env=env)
+
+    one_error(ran, f"the virtualenv {venv} on PATH", str(repo.root / ".pythons"), "hides")
+    assert not (repo.root / ".gitgauge" / "runs").exists()
+
+
+def test_a_prompt_over_the_argument_limit_reaches_the_script_in_a_file(
+    demo: Path, tmp_path: Path
+) -> None:
+    """A prompt past the kernel's limit for one environment string (128 KiB): in
+    `GITGAUGE_PROMPT` it made the agent's exec fail (`command exited None`). Now the variable is
+    cut with a marker, the whole prompt is in `GITGAUGE_PROMPT_FILE` (readable in the sandbox,
+    outside the workspace, so never in the agent's patch), and the run says so once."""
+    require_bwrap()
+    context = "".join(f"line {n}: what the repository looks like\n" for n in range(6000))
+    task = sorted((demo / ".gitgauge" / "tasks").glob("*.yaml"))[0].stem
+    show = (
+        'printf "VARIABLE %s\\n" "$(printf %s "$GITGAUGE_PROMPT" | wc -c)"; '
+        'printf "TAIL %s\\n" "$(printf %s "$GITGAUGE_PROMPT" | tail -c 200 | tr "\\n" " ")"; '
+        'printf "WORKSPACE %s\\n" "$(pwd -P)"; printf "FILE %s\\n" "$GITGAUGE_PROMPT_FILE"; '
+        'cat "$GITGAUGE_PROMPT_FILE"'
+    )
+    reader = agent_config(
+        tmp_path / "configs", "reader", adapter="script", command=show,
+        prompt="{prompt}\n\nContext:\n" + context,
+    )  # fmt: skip
+    write_config(demo, sandbox="bwrap")
+
+    ran = run_gitgauge("run", "-c", reader, "--task", task, cwd=demo)
+
+    assert ran.returncode == 0, ran.stderr
+    (run_id,) = run_ids(demo)
+    result = json.loads(
+        (demo / ".gitgauge" / "runs" / run_id / "results" / "reader" / f"{task}.json").read_text()
+    )
+    assert result["errorKind"] is None, result["errorMessage"]
+    logs = demo / ".gitgauge" / "runs" / run_id / "logs" / "reader" / task
+    shown = (logs / "agent.stdout").read_text(encoding="utf-8")
+    variable, tail, workspace, file, prompt = shown.split("\n", 4)
+    assert 64 * 1024 < int(variable.removeprefix("VARIABLE ")) < 128 * 1024, variable
+    assert "GITGAUGE_PROMPT_FILE" in tail, tail
+    prompt_file = Path(file.removeprefix("FILE "))
+    assert not prompt_file.is_relative_to(workspace.removeprefix("WORKSPACE ")), file
+    assert not prompt_file.exists()  # removed with the pair
+    assert prompt.endswith("Context:\n" + context), prompt[-300:]
+    assert len(prompt.encode()) > 200 * 1024
+    assert "GITGAUGE_PROMPT_FILE" not in (logs / "agent.patch").read_text(encoding="utf-8")
+    warned = [line for line in ran.stderr.splitlines() if "GITGAUGE_PROMPT" in line]
+    assert len(warned) == 1 and "GITGAUGE_PROMPT_FILE" in warned[0], ran.stderr

@@ -12,6 +12,7 @@ import hashlib
 import os
 import shutil
 import stat
+import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +36,25 @@ if not _REFRESH_WAS_SET:
 NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
 _COMMIT_MARK = "\x01"
 _GITLINK_MODE = 0o160000
+
+
+FULL_BYTES = 1 << 20
+"""Less free space than this on a file system git wrote to: the likely reason it failed."""
+
+
+def full_file_system(*places: Path) -> str | None:
+    """What to say when git failed for want of space (git names only the file it could not
+    write): which of TMPDIR (gitgauge's worktrees and history copies) and `places` is full."""
+    temp = Path(tempfile.gettempdir())
+    for place, name in [(temp, f"TMPDIR ({temp})"), *((p, str(p)) for p in places)]:
+        try:
+            found = os.statvfs(place)
+        except OSError:
+            continue
+        if found.f_bavail * found.f_frsize < FULL_BYTES:
+            elsewhere = ", or point TMPDIR at a larger file system" if place == temp else ""
+            return f"No space left on device: {name} is full; free some space{elsewhere}"
+    return None
 
 
 def fingerprint(root: Path) -> str:
@@ -279,12 +299,16 @@ class Repository:
         result = process.run(["git", *NO_HOOKS, *args], cwd=cwd or self.root, tail_bytes=None)
         if not result.ok:
             detail = result.stderr_tail.strip() or result.start_error or f"exit {result.exit_code}"
-            raise GitError(f"git {' '.join(args)} failed: {detail}")
+            full = full_file_system(cwd or self.root)
+            raise GitError(f"git {' '.join(args)} failed: {detail}" + (f"\n{full}" if full else ""))
         return result.stdout_tail
 
     def is_tracked(self, path: str) -> bool:
-        """Whether git tracks `path` (a file, or a directory with tracked files) in the index."""
-        return bool(self.git("ls-files", "-z", "--", f":(top){path}" if path else ":(top)."))
+        """Whether git tracks `path` (a file, or a directory with tracked files) in the index;
+        `""` is the repository's root."""
+        # `:(top)` alone is the whole tree; `:(top).` matched nothing on git 2.39. Literal: a
+        # directory named `a[1]` is that directory, not a glob.
+        return bool(self.git("ls-files", "-z", "--", f":(top,literal){path}"))
 
     def checkout_state(self) -> str:
         """A digest of what an agent must never change in the user's checkout: HEAD, branches,

@@ -2,7 +2,8 @@
 
 Every child runs in its own session (process group) so a timeout or an interrupt can kill the
 whole tree: test runners and agents spawn children that would otherwise outlive them. Output goes
-to files, never pipes, so a grandchild that keeps a pipe open cannot hang gitgauge.
+to files, never pipes, so a grandchild that keeps a pipe open cannot hang gitgauge. A watchdog
+process kills the groups still running when gitgauge dies without cleaning up (SIGKILL).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import select
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -51,6 +53,30 @@ _GIT_ENV_VARIABLES = (
 _live_groups: set[int] = set()
 _live_lock = threading.Lock()
 _cancelled = threading.Event()
+
+# The watchdog reads `+pgid` / `-pgid` lines on stdin (gitgauge's groups as they start and end)
+# until gitgauge's end of the pipe closes, which the kernel does however gitgauge dies; then it
+# kills every group left. Its own session: a Ctrl-C in the terminal does not reach it.
+_WATCHDOG = """# gitgauge's watchdog: kills gitgauge's process groups when gitgauge dies
+import os, signal, time
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGHUP, signal.SIG_IGN)
+groups, pending = set(), b""
+while chunk := os.read(0, 65536):
+    *lines, pending = (pending + chunk).split(b"\\n")
+    for line in lines:
+        (groups.add if line[:1] == b"+" else groups.discard)(int(line[1:]))
+    time.sleep(0.05)  # a burst of commands (a mine's git calls) costs one wake-up, not hundreds
+for pgid in groups:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        pass
+"""
+_watchdog_lock = threading.Lock()
+_watchdog_pipe: int | None = None
+_watchdog_pid: int | None = None
+_watchdog_process: subprocess.Popen[bytes] | None = None
 
 
 class Cancelled(KeyboardInterrupt):
@@ -147,7 +173,7 @@ def run(
     """Run `command` (a string goes through the shell) and wait, killing its group on timeout.
 
     `env` defaults to `clean_env(cwd=cwd)`. Output is written to `stdout_path`/`stderr_path` when
-    given (kept whole, for logs) or to anonymous temporary files; the result keeps the last
+    given (kept whole, for logs) or to anonymous files (in memory); the result keeps the last
     `tail_bytes` of each (all of it with None). After `cancel_all()`, only `cleanup` commands
     (removing worktrees) still start; others raise `Cancelled`. `wrapper` is an argv prefix
     the command runs under (a sandbox: `bwrap ... --`); a string command then goes through
@@ -187,6 +213,7 @@ def run(
                 stderr_tail="",
                 start_error=f"{error.strerror or error}: {error.filename or command!r}",
             )
+        _watch(child.pid)
         with _live_lock:
             _live_groups.add(child.pid)
             cancelled_meanwhile = _cancelled.is_set() and not cleanup
@@ -213,6 +240,7 @@ def run(
         finally:
             with _live_lock:
                 _live_groups.discard(child.pid)
+            _unwatch(child.pid)
         seconds = time.monotonic() - started
         return CommandResult(
             exit_code=exit_code,
@@ -271,6 +299,55 @@ def kill_group(
         pass
 
 
+def _watch(pgid: int) -> None:
+    """Tell the watchdog (started on first use) about a new group of ours. A line of a few
+    bytes: one `write` to a pipe, atomic, for each of the thousands of git commands of a mine."""
+    global _watchdog_pipe, _watchdog_pid
+    with _watchdog_lock:
+        if _watchdog_pid != os.getpid():  # never yet, or in a forked child: its own watchdog
+            if _watchdog_pipe is not None:  # the parent's: its watchdog must see it close
+                os.close(_watchdog_pipe)
+            _watchdog_pipe = _start_watchdog()
+            _watchdog_pid = os.getpid()
+    _tell_watchdog(f"+{pgid}\n")
+
+
+def _unwatch(pgid: int) -> None:
+    _tell_watchdog(f"-{pgid}\n")
+
+
+def _tell_watchdog(line: str) -> None:
+    pipe = _watchdog_pipe
+    if pipe is None:
+        return
+    try:
+        os.write(pipe, line.encode("ascii"))
+    except OSError:  # the watchdog is gone (killed by hand): the groups are unguarded, not broken
+        pass
+
+
+def _start_watchdog() -> int | None:
+    """Start the watchdog; the write end of its pipe, or None when it cannot start. `-I -S`:
+    no site or user paths to import, the start-up costs milliseconds once per gitgauge process."""
+    global _watchdog_process
+    read_end, write_end = os.pipe()  # not inherited: only the watchdog's stdin holds read_end
+    try:
+        _watchdog_process = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", _WATCHDOG],
+            stdin=read_end,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd="/",
+            start_new_session=True,
+        )
+    except OSError:
+        os.close(write_end)
+        return None
+    finally:
+        os.close(read_end)
+    return write_end
+
+
 def cancel_all() -> int:
     """After an interrupt: start nothing new and kill every running group; returns how many."""
     with _live_lock:
@@ -291,9 +368,24 @@ def is_cancelled() -> bool:
 
 
 @contextmanager
+def _anonymous_file() -> Iterator[IO[bytes]]:
+    """A file with no name for a child's output or input: in memory on Linux (`memfd_create`),
+    so a full TMPDIR cannot swallow what git says about the full TMPDIR ("No space left on
+    device"); a temporary file elsewhere."""
+    try:
+        descriptor = os.memfd_create("gitgauge-output", os.MFD_CLOEXEC)
+    except (AttributeError, OSError):
+        with tempfile.TemporaryFile() as handle:
+            yield handle
+        return
+    with open(descriptor, "w+b") as handle:
+        yield handle
+
+
+@contextmanager
 def _output_file(path: Path | None) -> Iterator[IO[bytes]]:
     if path is None:
-        with tempfile.TemporaryFile() as handle:
+        with _anonymous_file() as handle:
             yield handle
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -307,7 +399,7 @@ def _stdin_file(text: str | None) -> Iterator[IO[bytes] | None]:
     if text is None:
         yield None
         return
-    with tempfile.TemporaryFile() as handle:
+    with _anonymous_file() as handle:
         handle.write(text.encode("utf-8"))
         handle.seek(0)
         yield handle
@@ -325,7 +417,7 @@ def stream(argv: Sequence[str], *, cwd: Path, chunk_size: int = 1 << 16) -> Iter
 
     Raises `StreamError` with the command's stderr when it exits non-zero.
     """
-    with tempfile.TemporaryFile() as err:
+    with _anonymous_file() as err:
         child = subprocess.Popen(
             list(argv),
             cwd=cwd,

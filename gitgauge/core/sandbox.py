@@ -7,7 +7,8 @@ stays whole past 400 lines so that every mount an agent gets is read in one plac
   the workspace's `.git` file says (the agent's own git directory read-write, the history copy's
   object stores read-only; for a test run, gitgauge's git directory for the checkout read-only);
 - the system read-only (`/usr`, `/etc`, `/bin`, `/lib`, `/opt`, ...), the directories on PATH,
-  and the installation of every program a config or `testCommand` names, wherever it lives;
+  and the installation of every program a config or `testCommand` names, wherever it lives (a
+  virtualenv's base interpreter too: its `bin/python` only leads there);
 - a private `/tmp` (so no other workspace or history copy of gitgauge), a private `/proc` (own PID
   namespace) and a minimal `/dev`;
 - `$HOME` as a throwaway writable view: its entries read-only, new files allowed in it and in
@@ -278,20 +279,52 @@ def _under(path: Path, roots: Iterable[Path]) -> bool:
 
 def installation(executable: Path) -> list[Path]:
     """The directories a program needs to run: its own (resolved and not), its prefix when it
-    lives in a `bin/` (a virtualenv, an npm prefix), and the same for its `#!` interpreter."""
+    lives in a `bin/` (a virtualenv, an npm prefix), and the same for its `#!` interpreter;
+    for a virtualenv's program, its base interpreter's installation too (`venv_base`)."""
     found: list[Path] = []
-    for path in (executable.absolute(), executable.resolve()):
-        directory = path.parent
-        found.append(directory)
-        if directory.name == "bin" and directory.parent != Path("/"):
-            found.append(directory.parent)
     interpreter = _shebang(executable)
+    programs = [executable.absolute(), executable.resolve()]
     if interpreter is not None and interpreter != executable:
-        for path in (interpreter, interpreter.resolve()):
-            found.append(path.parent)
-            if path.parent.name == "bin" and path.parent.parent != Path("/"):
-                found.append(path.parent.parent)
-    return [p for p in found if p != Path("/")]
+        programs += [interpreter, interpreter.resolve()]
+    for path in programs:
+        found += _with_prefix(path.parent)
+        if (path.parent.parent / "pyvenv.cfg").is_file():
+            found += venv_base(path.parent.parent)
+    return [p for p in dict.fromkeys(found) if p != Path("/")]
+
+
+def _with_prefix(directory: Path) -> list[Path]:
+    """`directory`, and its prefix when it is a `bin/` (a virtualenv, an npm prefix)."""
+    if directory.name == "bin" and directory.parent != Path("/"):
+        return [directory, directory.parent]
+    return [directory]
+
+
+def venv_base(venv: Path) -> list[Path]:
+    """The installation of a virtualenv's base interpreter: pyvenv.cfg's `home` (where the
+    interpreter is, often only named there: `/srv/pythons/3.11/bin`) and what its interpreters
+    and the venv's `bin/python` links lead to, each with its prefix (the standard library).
+    Without it every `python` of the venv is `not found` inside the sandbox."""
+    home: Path | None = None
+    try:
+        lines = (venv / "pyvenv.cfg").read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        lines = []
+    for line in lines:  # the format `site.py` reads: `key = value`
+        key, equals, value = line.partition("=")
+        if equals and key.strip().lower() == "home" and value.strip().startswith("/"):
+            home = Path(value.strip())
+    found: list[Path] = []
+    pythons = sorted((venv / "bin").glob("python*"))
+    if home is not None:
+        found += _with_prefix(home) + _with_prefix(home.resolve())
+        pythons += sorted(home.glob("python*"))
+    for python in pythons:
+        real = python.resolve()
+        if real.is_file():
+            found += _with_prefix(real.parent)
+    own = (venv.absolute(), venv.resolve())  # a `--copies` venv's python is its own
+    return [p for p in dict.fromkeys(found) if p != Path("/") and not _under(p, own)]
 
 
 def _shebang(executable: Path) -> Path | None:
@@ -331,9 +364,10 @@ def command_paths(command: str | None) -> tuple[list[Path], list[Path]]:
 
 
 def path_dirs(env: Mapping[str, str]) -> list[Path]:
-    """PATH entries; a virtualenv's root for a venv's `bin/` (its site-packages); and a version
-    manager's root for its `shims/` (pyenv, rbenv, nodenv, asdf, mise: a shim only runs
-    `<root>/libexec/...`, which lives beside it, and the real interpreters under it)."""
+    """PATH entries; a virtualenv's root for a venv's `bin/` (its site-packages; its base
+    interpreter: `venv_bases`); and a version manager's root for its `shims/` (pyenv, rbenv,
+    nodenv, asdf, mise: a shim only runs `<root>/libexec/...`, which lives beside it, and the
+    real interpreters under it)."""
     found: list[Path] = []
     for entry in env.get("PATH", "").split(os.pathsep):
         if not entry.startswith("/") or not Path(entry).is_dir():
@@ -403,6 +437,7 @@ def prepare(
         hidden, links = _repository_parts(repo_root, link, temp_root)
     repo = hidden[0] if hidden else None
     dirs = path_dirs(env)
+    dirs += venv_bases(env, links, hidden, repo)
     files: list[Path] = []
     writable = list(home_writable)
     writable_from = [("run.sandbox_home_writable in gitgauge.yaml", entry) for entry in writable]
@@ -485,6 +520,31 @@ def _repository_parts(
             )
         links.append(linked.absolute())
     return hidden, links
+
+
+def venv_bases(
+    env: Mapping[str, str], links: Sequence[Path], hidden: Sequence[Path], repo: Path | None
+) -> list[Path]:
+    """The base interpreters' installations of the virtualenvs on PATH and in `worktree.link`,
+    refusing one the sandbox hides: every `python` of that venv would be `not found`."""
+    venvs = [(f"worktree.link: {link.name}", link) for link in links]
+    for entry in env.get("PATH", "").split(os.pathsep):
+        if entry.startswith("/"):
+            venvs.append((f"the virtualenv {Path(entry).parent} on PATH", Path(entry).parent))
+    shown = [place for link in links for place in (link, link.resolve())]
+    found: list[Path] = []
+    for source, venv in venvs:
+        if not (venv / "pyvenv.cfg").is_file():
+            continue
+        for base in venv_base(venv):
+            if _under(base, hidden) and not _under(base, shown):
+                raise SandboxError(
+                    f"{source}: its base interpreter lives in {base}, inside your repository "
+                    f"{repo}, which the sandbox hides, so its python could not start there; "
+                    "make the venv from a python outside the repository, or set run.sandbox: none"
+                )
+            found.append(base)
+    return found
 
 
 def _refuse_writable_repository(

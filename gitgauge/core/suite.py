@@ -4,7 +4,8 @@ Every run points the suite at a fresh report file outside the worktree: `PYTEST_
 `--junitxml=<file>` appended (so an unchanged `pytest -q` reports per test) and
 `GITGAUGE_JUNIT_XML` holds the same path for runners that take one. Reports a suite writes inside
 the worktree (`tests.junit`, a glob) are deleted before the run, so a stale one is never read.
-No usable report, or a run that timed out: the run has no report, and the caller uses the exit code.
+No usable report, or a run that timed out or was interrupted: the run has no report, and the
+caller uses the exit code.
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ def run_suite(
             stderr_path=stderr_path,
             wrapper=wrapper,
         )
-        if result.timed_out or result.failed_to_start:
+        if result.timed_out or result.failed_to_start or process.is_cancelled():
+            # Killed by our own Ctrl-C (in a worker thread): its missing report is no news.
             return SuiteRun(result, None)
         files = ([report_path] if report_path.is_file() else []) + _worktree_reports(
             config, worktree

@@ -27,7 +27,7 @@ from gitgauge.core.store import (
 from gitgauge.core.suite import NO_REPORT_HINT
 from gitgauge.core.worktree import Warn, warn_once
 from gitgauge.running import harness as harnesses
-from gitgauge.running.adapters.base import AdapterContext, AdapterOutcome
+from gitgauge.running.adapters.base import AdapterContext, AdapterOutcome, prompt_file
 from gitgauge.running.merge_run import score_merge_pair
 from gitgauge.running.plan import PlannedConfig
 from gitgauge.running.scoring import diffstat
@@ -113,12 +113,18 @@ class Pair:
         not the agent's work, so it stays out of the diff, the patch and the graded tree."""
         harness = planned.harness
         harnesses.overlay(harness, workspace.path)
-        with harnesses.agent_config_dir(harness, environ=os.environ) as config_dir:
+        prompt = render_prompt(planned.config.prompt, task)
+        whole = task.prompt if prompt is None else prompt
+        with (
+            harnesses.agent_config_dir(harness, environ=os.environ) as config_dir,
+            prompt_file(whole, repository=self.repo.root) as prompt_path,
+        ):
             agent_sandbox = (
                 self.sandbox.argv(
                     Mounts(
                         workspace=workspace.path,
-                        read_only=workspace.stores,
+                        # The prompt's directory is the pair's own: the agent reads the file.
+                        read_only=(*workspace.stores, prompt_path.parent),
                         writable=(workspace.agent_git, *([config_dir] if config_dir else [])),
                     ),
                     agent=True,
@@ -134,9 +140,11 @@ class Pair:
                     timeout_seconds=self.config.timeouts.adapter / 1000,
                     env={**env, **harness.env},
                     log_dir=log_dir,
-                    prompt=render_prompt(planned.config.prompt, task),
+                    prompt=prompt,
                     config_dir=config_dir,
                     sandbox=agent_sandbox,
+                    prompt_file=prompt_path,
+                    warn=self.warn,
                 )
             )
 

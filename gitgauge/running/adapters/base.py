@@ -7,8 +7,11 @@ unusable (a missing binary) raises `AdapterError`, from `check()`, before any wo
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -16,8 +19,16 @@ from typing import ClassVar
 from gitgauge.core import process
 from gitgauge.core.errors import ConfigError
 from gitgauge.core.git import Repository
+from gitgauge.core.interrupt import deferred
 from gitgauge.core.records import AgentConfig, ErrorKind, Task
 from gitgauge.core.sandbox import Exposure
+from gitgauge.core.worktree import write_owner
+
+PROMPT_PREFIX = "gitgauge-prompt-"
+
+
+def _say_nothing(message: str) -> None:
+    """The default `AdapterContext.warn`: a caller without a user to tell."""
 
 
 @dataclass(frozen=True)
@@ -40,10 +51,32 @@ class AdapterContext:
     config_dir: Path | None = None
     """This pair's copy of the config's `configDir` (None without one); adapters that run claude
     set `CLAUDE_CONFIG_DIR` to it."""
+    prompt_file: Path | None = None
+    """`agent_prompt` in a file outside the workspace that the agent can read (the sandbox
+    exposes it), removed with the pair; None: an adapter that needs one makes its own
+    (`prompt_file`)."""
+    warn: Callable[[str], None] = _say_nothing
+    """Tells the user something about the run (a prompt cut short), once per distinct message."""
 
     @property
     def agent_prompt(self) -> str:
         return self.task.prompt if self.prompt is None else self.prompt
+
+
+@contextmanager
+def prompt_file(prompt: str, *, repository: Path) -> Iterator[Path]:
+    """`prompt` in a file of a temporary directory of its own (labelled for the stale cleanup of
+    `repository`), removed afterwards: outside the workspace, so never in the agent's patch."""
+    with deferred():
+        holder = Path(tempfile.mkdtemp(prefix=PROMPT_PREFIX))
+        write_owner(holder, repository=repository, kind="prompt")
+    try:
+        path = holder / "prompt.txt"
+        path.write_text(prompt, encoding="utf-8")
+        yield path
+    finally:
+        with deferred():
+            shutil.rmtree(holder, ignore_errors=True)
 
 
 @dataclass(frozen=True)

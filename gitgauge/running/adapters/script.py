@@ -1,13 +1,30 @@
 """`adapter: script`: any agent or harness, as a shell command; the prompt is in its env
-(`GITGAUGE_PROMPT`, `GITGAUGE_TASK_ID`, and `CLAUDE_CONFIG_DIR` when the config has a configDir)."""
+(`GITGAUGE_PROMPT`, cut past `PROMPT_ENV_LIMIT`, and whole in the file `GITGAUGE_PROMPT_FILE`),
+with `GITGAUGE_TASK_ID`, and `CLAUDE_CONFIG_DIR` when the config has a configDir."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
 
 from gitgauge.core import process
 from gitgauge.core.sandbox import Exposure, command_paths
-from gitgauge.running.adapters.base import Adapter, AdapterContext, AdapterOutcome, register
+from gitgauge.running.adapters.base import (
+    Adapter,
+    AdapterContext,
+    AdapterOutcome,
+    prompt_file,
+    register,
+)
+
+PROMPT_ENV_LIMIT = 120_000
+"""Bytes of the prompt that `GITGAUGE_PROMPT` holds: the kernel refuses to start a program with
+one environment string over 128 KiB (MAX_ARG_STRLEN), and the note on a cut needs room too."""
+CUT_NOTE = (
+    "\n\n[gitgauge: the prompt is cut here, after {kept} of its {size} bytes (an environment "
+    "variable holds at most 128 KiB); read all of it from the file named in GITGAUGE_PROMPT_FILE]"
+)
 
 
 @register
@@ -23,23 +40,31 @@ class ScriptAdapter(Adapter):
     def run(self, context: AdapterContext) -> AdapterOutcome:
         assert self.config.command is not None
         env = dict(context.env)
-        env["GITGAUGE_PROMPT"] = context.agent_prompt
+        env["GITGAUGE_PROMPT"] = self._variable(context)
         if context.config_dir is not None:
             env["CLAUDE_CONFIG_DIR"] = str(context.config_dir)
         env["GITGAUGE_TASK_ID"] = context.task.id
-        result = process.run(
-            self.config.command,
-            cwd=context.workspace,
-            timeout_seconds=context.timeout_seconds,
-            env=env,
-            stdout_path=context.log_dir / "agent.stdout",
-            stderr_path=context.log_dir / "agent.stderr",
-            wrapper=context.sandbox,
-        )
+        with _prompt_file(context) as path:
+            env["GITGAUGE_PROMPT_FILE"] = str(path)
+            result = process.run(
+                self.config.command,
+                cwd=context.workspace,
+                timeout_seconds=context.timeout_seconds,
+                env=env,
+                stdout_path=context.log_dir / "agent.stdout",
+                stderr_path=context.log_dir / "agent.stderr",
+                wrapper=context.sandbox,
+            )
         if result.timed_out:
             return AdapterOutcome(
                 error_kind="adapter-timeout",
                 error_message=f"killed after {context.timeout_seconds:g}s (timeouts.adapter)",
+                seconds=result.seconds,
+            )
+        if result.start_error is not None:
+            return AdapterOutcome(
+                error_kind="adapter-exit",
+                error_message=f"command could not start: {result.start_error}",
                 seconds=result.seconds,
             )
         if not result.ok:
@@ -49,3 +74,28 @@ class ScriptAdapter(Adapter):
                 seconds=result.seconds,
             )
         return AdapterOutcome(seconds=result.seconds)
+
+    def _variable(self, context: AdapterContext) -> str:
+        """The prompt for `GITGAUGE_PROMPT`: whole when it fits, else cut on a character
+        boundary with a note that sends the agent to the file (and a warning for the user)."""
+        prompt = context.agent_prompt
+        data = prompt.encode("utf-8", "surrogatepass")
+        if len(data) <= PROMPT_ENV_LIMIT:
+            return prompt
+        kept = data[:PROMPT_ENV_LIMIT].decode("utf-8", "ignore")
+        context.warn(
+            f"{self.source}: prompts over {PROMPT_ENV_LIMIT} bytes are cut in GITGAUGE_PROMPT "
+            "(an environment variable holds at most 128 KiB), with a note at the end; "
+            "GITGAUGE_PROMPT_FILE names a file with the whole prompt"
+        )
+        return kept + CUT_NOTE.format(kept=len(kept.encode("utf-8")), size=len(data))
+
+
+@contextmanager
+def _prompt_file(context: AdapterContext) -> Iterator[Path]:
+    """The pair's prompt file, or one of the adapter's own for a caller that made none."""
+    if context.prompt_file is not None:
+        yield context.prompt_file
+        return
+    with prompt_file(context.agent_prompt, repository=context.repo.root) as path:
+        yield path
