@@ -31,6 +31,7 @@ from pathlib import Path, PurePosixPath
 
 from gitgauge.core import process
 from gitgauge.core.errors import GitError
+from gitgauge.core.git import full_file_system
 from gitgauge.core.interrupt import deferred
 from gitgauge.core.worktree import Warn, link_directories, write_owner
 
@@ -122,7 +123,8 @@ def owned_git(
         return result.stdout_tail
     if result.exit_code not in ok_codes or result.timed_out:
         detail = result.stderr_tail.strip() or result.start_error or f"exit {result.exit_code}"
-        raise GitError(f"git {' '.join(args[:2])} failed: {detail}")
+        full = full_file_system(git_dir)
+        raise GitError(f"git {' '.join(args[:2])} failed: {detail}" + (f"\n{full}" if full else ""))
     return result.stdout_tail
 
 

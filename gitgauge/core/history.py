@@ -15,7 +15,7 @@ from pathlib import Path
 
 from gitgauge.core import process
 from gitgauge.core.errors import GitError
-from gitgauge.core.git import Repository
+from gitgauge.core.git import Repository, full_file_system
 
 
 class HistoryCopy:
@@ -88,7 +88,11 @@ class HistoryCopy:
         )
         if not result.ok:
             detail = result.stderr_tail.strip() or result.start_error or f"exit {result.exit_code}"
-            raise GitError(f"could not copy history up to {commit[:12]}: {detail}")
+            full = full_file_system(root, source.root)
+            raise GitError(
+                f"could not copy history up to {commit[:12]}: {detail}"
+                + (f"\n{full}" if full else "")
+            )
         copy = cls(root, commit, borrowed)
         _git_ok(["git", "update-ref", "refs/heads/main", commit], cwd=root)
         _git_ok(["git", "symbolic-ref", "HEAD", "refs/heads/main"], cwd=root)
@@ -99,5 +103,6 @@ def _git_ok(argv: list[str], *, cwd: Path) -> str:
     result = process.run(argv, cwd=cwd, tail_bytes=None)
     if not result.ok:
         detail = result.stderr_tail.strip() or result.start_error or f"exit {result.exit_code}"
-        raise GitError(f"{' '.join(argv[:3])} failed: {detail}")
+        full = full_file_system(cwd)
+        raise GitError(f"{' '.join(argv[:3])} failed: {detail}" + (f"\n{full}" if full else ""))
     return result.stdout_tail
