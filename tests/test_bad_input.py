@@ -504,6 +504,22 @@ def test_task_file_corrupt_or_from_a_newer_schema(
     assert_untouched(mined_copy, before)
 
 
+@pytest.mark.parametrize("command", ["mine", "run"])
+def test_a_timeout_past_a_day(mined_copy: GitRepo, no_stray_worktrees: None, command: str) -> None:
+    write_yaml(
+        mined_copy, f"testCommand: {json.dumps(TEST_COMMAND)}\ntimeouts:\n  adapter: 90000000\n"
+    )
+    before = mined_copy.snapshot()
+    args = ["run", *agent_configs(mined_copy, noop=NOOP)] if command == "run" else ["mine"]
+
+    result = run_gitgauge(*args, cwd=mined_copy.root)
+
+    assert result.returncode == 1
+    one_error(result, "gitgauge.yaml", "timeouts.adapter", "90000000 ms", "milliseconds")
+    assert not (mined_copy.root / ".gitgauge" / "runs").exists()
+    assert_untouched(mined_copy, before)
+
+
 def test_test_command_that_does_not_exist(fresh: GitRepo, no_stray_worktrees: None) -> None:
     write_yaml(fresh, "testCommand: gitgauge-no-such-test-runner --all\n")
 

@@ -73,8 +73,13 @@ class MineSettings(_HumanRecord):
     """Merges with more conflict regions than this are skipped (GitGoodBench's cap)."""
 
 
+MAX_TIMEOUT_MS = 86_400_000
+"""A day. Past it a timeout is a unit mistake or a hang waiting to happen (9e10 ms is three
+years of waiting for a suite that hangs)."""
+
+
 class Timeouts(_HumanRecord):
-    """Milliseconds, as the spec writes them."""
+    """Milliseconds, as the spec writes them; at most a day (`MAX_TIMEOUT_MS`)."""
 
     test: StrictInt = Field(default=300_000, gt=0)
     """Timeout of one `testCommand` run."""
@@ -82,6 +87,16 @@ class Timeouts(_HumanRecord):
     """Timeout of one `setupCommand` run."""
     adapter: StrictInt = Field(default=900_000, gt=0)
     """Timeout of one agent adapter run."""
+
+    @field_validator("test", "setup", "adapter")
+    @classmethod
+    def _at_most_a_day(cls, milliseconds: int) -> int:
+        if milliseconds > MAX_TIMEOUT_MS:
+            raise ValueError(
+                f"{milliseconds} ms is more than a day; at most {MAX_TIMEOUT_MS} "
+                "(timeouts are milliseconds)"
+            )
+        return milliseconds
 
 
 class WorktreeSettings(_HumanRecord):
