@@ -259,3 +259,28 @@ def is_protected(path: str, *, patterns: Sequence[str] = ()) -> bool:
 
 def is_markdown(path: str) -> bool:
     return PurePosixPath(path).suffix.lower() in MARKDOWN_SUFFIXES
+
+
+def repository_path_problem(path: str) -> str | None:
+    """Why `path` (from a task file) is not a file path inside a repository's work tree, or None.
+
+    Task files are data a person can edit: a `testFiles` entry `../../victim` or `/etc/x` made
+    gitgauge delete and write files outside the workspace. A path git itself could have written
+    is relative, has no empty, `.` or `..` segment and no `.git` segment (in any case: git refuses
+    those in trees, and a case-insensitive file system opens `.GIT` as `.git`). A backslash is an
+    ordinary file-name character on the systems gitgauge runs on, so it is allowed.
+    """
+    if not path:
+        return "an empty path"
+    if "\0" in path:
+        return f"{path!r} holds a NUL byte"
+    if path.startswith("/"):
+        return f"{path!r} is absolute; paths are relative to the repository root"
+    segments = path.split("/")
+    if "" in segments:
+        return f"{path!r} has an empty segment (`//` or a trailing `/`)"
+    if "." in segments or ".." in segments:
+        return f"{path!r} has a `.` or `..` segment; paths must stay inside the repository"
+    if any(segment.lower() == ".git" for segment in segments):
+        return f"{path!r} lies in `.git`; only files of the work tree belong in a task"
+    return None

@@ -273,6 +273,15 @@ TaskKind = Literal["fix", "merge"]
 MergeDifficulty = Literal["easy", "medium", "hard"]
 
 
+TASK_ID = re.compile(r"[0-9a-f]{8}(?:-[a-z0-9]+)*")
+"""What `mining.classify.task_id` makes (8 hex digits of the commit, then the subject's ASCII
+slug), and so the only ids a task file may have: an id becomes file and folder names."""
+TASK_ID_MAX_LENGTH = 57
+"""8 hex digits, a dash and a slug of at most 48 characters."""
+FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+"""A commit as a task stores it (SHA-1 or SHA-256): never a revision git could read as an option."""
+
+
 class Task(BaseModel):
     """A verified fail-to-pass task: `.gitgauge/tasks/<id>.yaml`."""
 

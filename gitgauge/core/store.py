@@ -24,9 +24,13 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from gitgauge.core.errors import GitGaugeError, TaskError
+from gitgauge.core.paths import repository_path_problem
 from gitgauge.core.records import (
+    FULL_SHA,
     MANIFEST_SCHEMA_VERSION,
     RESULT_SCHEMA_VERSION,
+    TASK_ID,
+    TASK_ID_MAX_LENGTH,
     TASK_SCHEMA_VERSION,
     RunManifest,
     RunResult,
@@ -177,6 +181,9 @@ class Store:
             first = error.errors()[0]
             key = ".".join(str(part) for part in first["loc"]) or "(top level)"
             raise TaskError(f"{path}: {key}: {first['msg']}") from None
+        problem = _task_problem(path, task)
+        if problem is not None:
+            raise TaskError(f"{path}: {problem}")
         if task.passToPass is not None and task.passToPassTests is None:
             task.passToPassTests = _load_test_names(path.with_suffix(".tests.json"))
         return task
@@ -300,6 +307,29 @@ def config_dir_name(name: str) -> str:
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")[:40] or "config"
     digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
     return f"{slug}-{digest}"
+
+
+def _task_problem(path: Path, task: Task) -> str | None:
+    """`key: why` for the first field of a task file that must not become a path or an argument,
+    or None. Task files are data a person can edit: `id: ../../x` wrote results and logs outside
+    `.gitgauge/`, `testFiles: [../../victim]` deleted files outside the workspace."""
+    if len(task.id) > TASK_ID_MAX_LENGTH or not TASK_ID.fullmatch(task.id):
+        return (
+            f"id: {task.id!r} is not a task id (8 hex digits of the commit, then an ASCII slug "
+            "of its subject: what `gitgauge mine` writes)"
+        )
+    if path.name != f"{task.id}.yaml":
+        return f"id: {task.id!r} is not this file's name; a task file is named <id>.yaml"
+    for key in ("base", "fix", "other", "merge"):
+        sha = getattr(task, key)
+        if sha is not None and not FULL_SHA.fullmatch(sha):
+            return f"{key}: {sha!r} is not a full commit sha (40 or 64 lowercase hex digits)"
+    for key in ("testFiles", "conflictFiles"):
+        for index, file in enumerate(getattr(task, key)):
+            problem = repository_path_problem(file)
+            if problem is not None:
+                return f"{key}.{index}: {problem}"
+    return None
 
 
 def _load_test_names(path: Path) -> list[str] | None:
