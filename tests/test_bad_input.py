@@ -610,6 +610,63 @@ def test_task_file_with_an_id_or_path_that_is_not_data(
     assert_untouched(mined_copy, before)
 
 
+def test_result_file_with_impossible_numbers_or_in_another_configs_folder(
+    mined: Mined, tmp_path: Path, no_stray_worktrees: None
+) -> None:
+    assert mined.run.returncode == 0, mined.run.stderr
+    repo = copy_repo(mined.root, tmp_path / "repo")
+    (run_dir,) = (repo.root / ".gitgauge" / "runs").iterdir()
+    real = sorted(task["id"] for task in task_files(repo).values())
+    nan_cost = run_dir / "results" / "gold" / f"{real[0]}.json"
+    # gold's result laid over noop's: counted, it would make noop resolve a task it did not.
+    misplaced = run_dir / "results" / "noop" / f"{real[0]}.json"
+    shutil.copyfile(nan_cost, misplaced)
+    # Python's json reads NaN; a NaN cost would make every average it joins NaN.
+    nan_cost.write_text(
+        nan_cost.read_text(encoding="utf-8").replace('"costUsd": null', '"costUsd": NaN'),
+        encoding="utf-8",
+    )
+    expected = {nan_cost: "costUsd: nan is not a finite number", misplaced: "config: 'gold'"}
+    before = repo.snapshot()
+
+    def skipped(stderr: str) -> None:
+        warnings = [line for line in stderr.splitlines() if line.startswith("warning: skipping")]
+        assert len(warnings) == len(expected), stderr
+        for path, words in expected.items():
+            assert any(f"{path}: {words}" in line for line in warnings), (path, stderr)
+        assert "Traceback" not in stderr
+
+    report = run_gitgauge("report", "--format", "json", cwd=repo.root)
+    compare = run_gitgauge("compare", "noop", "gold", "--format", "json", cwd=repo.root)
+
+    assert report.returncode == 0, report.stderr
+    skipped(report.stderr)
+    rows = {row["config"]: row for row in json.loads(report.stdout)}
+    assert (rows["gold"]["tasks"], rows["gold"]["resolved"]) == (1, 1)
+    assert (rows["noop"]["tasks"], rows["noop"]["resolved"]) == (1, 0)
+    assert compare.returncode == 0, compare.stderr
+    skipped(compare.stderr)
+    assert json.loads(compare.stdout)["tasks"] == [real[1]]  # the one whose results both stand
+    assert_untouched(repo, before)
+
+    # --resume runs the two pairs again, and their new results count.
+    resumed = run_gitgauge("run", "--resume", cwd=repo.root)
+
+    assert resumed.returncode == 0, resumed.stderr
+    assert all(
+        any(str(path) in line and "runs again" in line for line in resumed.stderr.splitlines())
+        for path in expected
+    ), resumed.stderr
+    again = run_gitgauge("report", "--format", "json", cwd=repo.root)
+    assert "warning: skipping" not in again.stderr, again.stderr
+    assert {row["config"]: row["resolved"] for row in json.loads(again.stdout)} == {
+        "gold": 2,
+        "noop": 0,
+    }
+    assert json.loads(misplaced.read_text(encoding="utf-8"))["config"] == "noop"
+    assert_untouched(repo, before)
+
+
 @pytest.mark.parametrize("command", ["mine", "run"])
 def test_a_timeout_past_a_day(mined_copy: GitRepo, no_stray_worktrees: None, command: str) -> None:
     write_yaml(

@@ -10,6 +10,7 @@ a reader checking a key wants every record in one place (docs/file-formats.md fo
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import PurePosixPath
 from typing import Literal
@@ -438,6 +439,44 @@ class RunResult(BaseModel):
     gitgauge recorded it per pair (the manifest's `sandbox` then says)."""
     startedAt: str
     finishedAt: str
+
+
+MAX_COST_USD = 1_000_000.0
+"""Past a million dollars a pair's cost is a corrupt or forged record, not a measurement."""
+MAX_COUNT = 10**12
+"""Tokens, turns and diff lines past a trillion: corrupt, not measured."""
+MAX_SECONDS = 7 * 86_400.0
+"""A week of adapter time: timeouts are at most a day."""
+_COUNT_FIELDS = (
+    "inputTokens",
+    "outputTokens",
+    "cacheCreationInputTokens",
+    "cacheReadInputTokens",
+    "reasoningOutputTokens",
+    "numTurns",
+    "diffFiles",
+    "diffInsertions",
+    "diffDeletions",
+)
+
+
+def implausible(result: RunResult) -> str | None:
+    """`key: why` for the first number of `result` no pair could have measured (NaN, infinite,
+    negative, past its cap), or None. Such a result would poison every average it joins."""
+    limits = {"costUsd": (MAX_COST_USD, "USD"), "adapterSeconds": (MAX_SECONDS, "seconds")}
+    limits.update({name: (float(MAX_COUNT), "") for name in _COUNT_FIELDS})
+    for name, (cap, unit) in limits.items():
+        value = getattr(result, name)
+        if value is None:
+            continue
+        shown = f"{value} {unit}".strip()
+        if not math.isfinite(value):
+            return f"{name}: {value} is not a finite number"
+        if value < 0:
+            return f"{name}: {shown} is negative"
+        if value > cap:
+            return f"{name}: {shown} is past the plausible {cap:,.0f} {unit}".rstrip()
+    return None
 
 
 class RunManifest(BaseModel):
