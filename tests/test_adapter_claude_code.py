@@ -244,6 +244,27 @@ def test_claude_found_on_path(
             id="cost-of-the-wrong-type",
         ),
         pytest.param(
+            {"raw_stdout": '{"type": "result", "total_cost_usd": NaN}'},
+            "adapter-output",
+            ["total_cost_usd: expected dollars from 0 to 1,000,000, got nan"],
+            None,
+            id="cost-that-is-nan",
+        ),
+        pytest.param(
+            {"fields": {"total_cost_usd": -0.5}},
+            "adapter-output",
+            ["total_cost_usd: expected dollars from 0", "got -0.5"],
+            None,
+            id="negative-cost",
+        ),
+        pytest.param(
+            {"usage": {"output_tokens": -5}},
+            "adapter-output",
+            ["usage.output_tokens: expected 0 to 1,000,000,000,000, got -5"],
+            None,
+            id="negative-tokens",
+        ),
+        pytest.param(
             {"usage": {"output_tokens": 1.5}},
             "adapter-output",
             ["usage.output_tokens: expected a whole number"],

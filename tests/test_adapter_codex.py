@@ -300,6 +300,13 @@ def test_a_usage_number_of_the_wrong_type_names_the_field() -> None:
         parse_events('{"type":"turn.completed","usage":{"output_tokens":"3"}}')
 
 
+@pytest.mark.parametrize("value", ["-3", "1000000000001"])
+def test_a_usage_number_no_run_could_have_names_the_field(value: str) -> None:
+    # A negative or absurd count would poison every average of the report.
+    with pytest.raises(ValueError, match=rf"usage.input_tokens: expected 0 to .*, got {value}"):
+        parse_events(f'{{"type":"turn.completed","usage":{{"input_tokens":{value}}}}}')
+
+
 def test_turn_failed_is_kept() -> None:
     parsed = parse_events('{"type":"turn.failed","error":{"message":"quota exceeded"}}')
     assert (parsed.completed_turns, parsed.failure) == (0, "quota exceeded")

@@ -504,6 +504,185 @@ def test_task_file_corrupt_or_from_a_newer_schema(
     assert_untouched(mined_copy, before)
 
 
+# Hand-edited task files (issue 21, row 10): each entry is (file stem, the key its warning names,
+# what the file changes in a copy of a real task). `{victim}` is a file next to the repository,
+# `../../../victim` the same file seen from a workspace (TMPDIR/gitgauge-wt-*/w*).
+POISONED_TASKS: list[tuple[str, str, dict[str, Any]]] = [
+    ("deadbeef-climbs-out", "testFiles.2", {"testFiles": [ODD_TEST, ODD_DATA, "../../../victim"]}),
+    ("deadbeef-absolute", "testFiles.0", {"testFiles": ["{victim}"]}),
+    ("deadbeef-into-git", "testFiles.0", {"testFiles": [".GIT/hooks/pre-commit"]}),
+    ("deadbeef-empty-segment", "testFiles.0", {"testFiles": ["tests//test_mul.py"]}),
+    (
+        "deadbeef-conflicts-out",
+        "conflictFiles.0",
+        {"kind": "merge", "other": "{fix}", "merge": "{fix}", "conflictFiles": ["../../../victim"]},
+    ),
+    ("deadbeef-option-as-base", "base", {"base": "--output=../../../victim"}),
+    # Written outside .gitgauge/: results/gold/<id>.json and logs/gold/<id>/ six levels up.
+    ("deadbeef-escaping-id", "id", {"id": "../../../../../../x"}),
+    ("deadbeef-not-its-name", "id", {"id": "{real_id}"}),
+]
+
+
+def files_outside_state(root: Path) -> dict[str, bytes]:
+    """Every file under `root` but the repository's `.gitgauge/` and gitgauge's TMPDIR."""
+    skipped = (root / "repo" / ".gitgauge", root / "gitgauge-tmp")
+    return {
+        path.relative_to(root).as_posix(): path.read_bytes()
+        for path in root.rglob("*")
+        if path.is_file() and not any(path.is_relative_to(folder) for folder in skipped)
+    }
+
+
+def test_task_file_with_an_id_or_path_that_is_not_data(
+    mined_copy: GitRepo, tmp_path: Path, no_stray_worktrees: None
+) -> None:
+    tasks_dir = mined_copy.root / ".gitgauge" / "tasks"
+    real = task_files(mined_copy)
+    template = real["Fix mul for negative numbers"]
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"the user's own file\x00\n")
+    fields = {"victim": str(victim), "fix": template["fix"], "real_id": template["id"]}
+    for stem, _, changes in POISONED_TASKS:
+        task = {**template, "subject": f"poisoned: {stem}"}
+        for key, value in changes.items():
+            task[key] = (
+                [item.format(**fields) for item in value]
+                if isinstance(value, list)
+                else value.format(**fields)
+            )
+        if "id" not in changes:
+            task["id"] = stem
+        (tasks_dir / f"{stem}.yaml").write_text(yaml.safe_dump(task), encoding="utf-8")
+    args = agent_configs(mined_copy, gold=GOLD)
+    before = mined_copy.snapshot()
+    outside = files_outside_state(tmp_path)
+
+    result = run_gitgauge("run", *args, cwd=mined_copy.root)
+
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    warnings = [
+        line
+        for line in result.stderr.splitlines()
+        if not line.startswith("warning: testCommand wrote no JUnit XML report")
+    ]
+    assert len(warnings) == len(POISONED_TASKS), result.stderr
+    for stem, key, _ in POISONED_TASKS:
+        (line,) = [line for line in warnings if f"{stem}.yaml" in line]
+        assert line.startswith("warning: skipping ") and f"{stem}.yaml: {key}: " in line, line
+    # The real tasks ran, and resolved; nothing outside the repository was deleted or written.
+    found = [
+        RunResult.model_validate_json(path.read_text(encoding="utf-8"))
+        for path in (mined_copy.root / ".gitgauge" / "runs").glob("*/results/*/*.json")
+    ]
+    assert sorted((item.config, item.task, item.status) for item in found) == sorted(
+        ("gold", task["id"], "resolved") for task in real.values()
+    )
+    assert victim.read_bytes() == b"the user's own file\x00\n"
+    assert files_outside_state(tmp_path) == outside
+    assert_untouched(mined_copy, before)
+
+    # --task with a skipped file's id says it cannot be used; an id that is a path is unknown.
+    skipped = run_gitgauge("run", *args, "--task", "deadbeef-climbs-out", cwd=mined_copy.root)
+    unknown = run_gitgauge("run", *args, "--task", "../../../../../../x", cwd=mined_copy.root)
+
+    for outcome, words in (
+        (skipped, ["'deadbeef-climbs-out' cannot be used", "deadbeef-climbs-out.yaml"]),
+        (unknown, ["unknown task '../../../../../../x'", template["id"]]),
+    ):
+        assert outcome.returncode == 1, outcome.stderr
+        (error,) = [line for line in outcome.stderr.splitlines() if line.startswith("gitgauge:")]
+        assert all(word in error for word in words), error
+        assert "Traceback" not in outcome.stderr
+
+    # export skips them too: a Harbor folder named after `id: ../../x` would land outside --out.
+    out = tmp_path / "harbor"
+    exported = run_gitgauge("export", "--format", "harbor", "--out", str(out), cwd=mined_copy.root)
+
+    assert exported.returncode == 0, exported.stderr
+    assert exported.stderr.count("warning: skipping ") == len(POISONED_TASKS), exported.stderr
+    assert sorted(path.name for path in out.iterdir()) == sorted(
+        task["id"] for task in real.values()
+    )
+    assert victim.read_bytes() == b"the user's own file\x00\n"
+    assert not (tmp_path / "x").exists() and not (tmp_path / "x.json").exists()
+    assert_untouched(mined_copy, before)
+
+
+def test_result_file_with_impossible_numbers_or_in_another_configs_folder(
+    mined: Mined, tmp_path: Path, no_stray_worktrees: None
+) -> None:
+    assert mined.run.returncode == 0, mined.run.stderr
+    repo = copy_repo(mined.root, tmp_path / "repo")
+    (run_dir,) = (repo.root / ".gitgauge" / "runs").iterdir()
+    real = sorted(task["id"] for task in task_files(repo).values())
+    nan_cost = run_dir / "results" / "gold" / f"{real[0]}.json"
+    # gold's result laid over noop's: counted, it would make noop resolve a task it did not.
+    misplaced = run_dir / "results" / "noop" / f"{real[0]}.json"
+    shutil.copyfile(nan_cost, misplaced)
+    # Python's json reads NaN; a NaN cost would make every average it joins NaN.
+    nan_cost.write_text(
+        nan_cost.read_text(encoding="utf-8").replace('"costUsd": null', '"costUsd": NaN'),
+        encoding="utf-8",
+    )
+    expected = {nan_cost: "costUsd: nan is not a finite number", misplaced: "config: 'gold'"}
+    before = repo.snapshot()
+
+    def skipped(stderr: str) -> None:
+        warnings = [line for line in stderr.splitlines() if line.startswith("warning: skipping")]
+        assert len(warnings) == len(expected), stderr
+        for path, words in expected.items():
+            assert any(f"{path}: {words}" in line for line in warnings), (path, stderr)
+        assert "Traceback" not in stderr
+
+    report = run_gitgauge("report", "--format", "json", cwd=repo.root)
+    compare = run_gitgauge("compare", "noop", "gold", "--format", "json", cwd=repo.root)
+
+    assert report.returncode == 0, report.stderr
+    skipped(report.stderr)
+    rows = {row["config"]: row for row in json.loads(report.stdout)}
+    assert (rows["gold"]["tasks"], rows["gold"]["resolved"]) == (1, 1)
+    assert (rows["noop"]["tasks"], rows["noop"]["resolved"]) == (1, 0)
+    assert compare.returncode == 0, compare.stderr
+    skipped(compare.stderr)
+    assert json.loads(compare.stdout)["tasks"] == [real[1]]  # the one whose results both stand
+    assert_untouched(repo, before)
+
+    # --resume runs the two pairs again, and their new results count.
+    resumed = run_gitgauge("run", "--resume", cwd=repo.root)
+
+    assert resumed.returncode == 0, resumed.stderr
+    assert all(
+        any(str(path) in line and "runs again" in line for line in resumed.stderr.splitlines())
+        for path in expected
+    ), resumed.stderr
+    again = run_gitgauge("report", "--format", "json", cwd=repo.root)
+    assert "warning: skipping" not in again.stderr, again.stderr
+    assert {row["config"]: row["resolved"] for row in json.loads(again.stdout)} == {
+        "gold": 2,
+        "noop": 0,
+    }
+    assert json.loads(misplaced.read_text(encoding="utf-8"))["config"] == "noop"
+    assert_untouched(repo, before)
+
+
+@pytest.mark.parametrize("command", ["mine", "run"])
+def test_a_timeout_past_a_day(mined_copy: GitRepo, no_stray_worktrees: None, command: str) -> None:
+    write_yaml(
+        mined_copy, f"testCommand: {json.dumps(TEST_COMMAND)}\ntimeouts:\n  adapter: 90000000\n"
+    )
+    before = mined_copy.snapshot()
+    args = ["run", *agent_configs(mined_copy, noop=NOOP)] if command == "run" else ["mine"]
+
+    result = run_gitgauge(*args, cwd=mined_copy.root)
+
+    assert result.returncode == 1
+    one_error(result, "gitgauge.yaml", "timeouts.adapter", "90000000 ms", "milliseconds")
+    assert not (mined_copy.root / ".gitgauge" / "runs").exists()
+    assert_untouched(mined_copy, before)
+
+
 def test_test_command_that_does_not_exist(fresh: GitRepo, no_stray_worktrees: None) -> None:
     write_yaml(fresh, "testCommand: gitgauge-no-such-test-runner --all\n")
 
@@ -760,10 +939,11 @@ def test_link_directory_pointing_into_an_untracked_part_of_the_checkout(
     write_yaml(fresh, f"testCommand: {json.dumps(TEST_COMMAND)}\nworktree:\n  link: [.venv]\n")
     (fresh.root / "noop.yaml").write_text(NOOP, encoding="utf-8")
     (fresh.root / ".gitgauge" / "tasks").mkdir(parents=True)
-    (fresh.root / ".gitgauge" / "tasks" / "t.yaml").write_text(
+    fix = fresh.git("rev-parse", "HEAD").strip()
+    (fresh.root / ".gitgauge" / "tasks" / f"{fix[:8]}-s.yaml").write_text(
         yaml.safe_dump(
-            {"id": "t", "base": fresh.git("rev-parse", "HEAD~1").strip(),
-             "fix": fresh.git("rev-parse", "HEAD").strip(), "subject": "s", "body": "",
+            {"id": f"{fix[:8]}-s", "base": fresh.git("rev-parse", "HEAD~1").strip(),
+             "fix": fix, "subject": "s", "body": "",
              "prompt": "p", "testFiles": [], "promptQuality": "title-only",
              "testCommand": TEST_COMMAND, "minedAt": "2024-01-01T00:00:00+00:00"}
         )

@@ -56,6 +56,22 @@ def test_timeouts_must_be_positive(git_repo: GitRepo, key: str, value: str) -> N
     assert value in line
 
 
+@pytest.mark.parametrize("key", ["test", "setup", "adapter"])
+def test_timeouts_past_a_day_are_refused(git_repo: GitRepo, key: str) -> None:
+    # 3,600,000,000 ms is 41 days: the seconds-or-milliseconds mistake, or a typo's extra zeros.
+    code, lines = mine_with_config(
+        git_repo, f'testCommand: "true"\ntimeouts:\n  {key}: 3600000000\n'
+    )
+    line = assert_one_line_error(code, lines, f"timeouts.{key}", "3600000000 ms", "a day")
+    assert "86400000" in line and "milliseconds" in line
+
+
+def test_a_timeout_of_exactly_a_day_is_accepted() -> None:
+    text = "testCommand: x\ntimeouts:\n  test: 86400000\n  setup: 86400000\n  adapter: 86400000\n"
+    config = parse_config_text(text, RepoConfig, source="gitgauge.yaml")
+    assert config.timeouts.test == config.timeouts.adapter == 86_400_000
+
+
 def test_unknown_key_suggests_the_closest_known_key(git_repo: GitRepo) -> None:
     code, lines = mine_with_config(git_repo, 'testComand: "pytest"\n')
     line = assert_one_line_error(code, lines, "testComand", "did you mean 'testCommand'")

@@ -1,9 +1,9 @@
-"""Every test-infrastructure pattern the README lists, and every test-file convention, protected
-in a real worktree: an edited file is reverted, a new infrastructure file deleted."""
+"""Every test-infrastructure name of the table (`TEST_INFRA`, the README's "Protected files"),
+and every test-file convention, protected in a real worktree: an edited file is reverted, a new
+infrastructure file deleted; near misses are not protected."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -12,37 +12,103 @@ from conftest import GitRepo
 from mine_helpers import isolated, new_repo
 from scoring_helpers import agent_workspace, graded
 
-from gitgauge.core.paths import TEST_INFRA_PATTERNS
+from gitgauge.core.paths import TEST_INFRA, TEST_INFRA_PATTERNS, is_protected, is_test_infra
 from gitgauge.running.scoring.protect import Protection
 
 README = Path(__file__).parents[1] / "README.md"
 
-# One real file name per pattern.
+# One real path per name of the table (a folder name: a file under it).
 INFRA_EXAMPLES = {
     "conftest.py": "conftest.py",
     "pytest.ini": "pytest.ini",
-    "tox.ini": "tox.ini",
-    "noxfile.py": "noxfile.py",
-    "setup.cfg": "setup.cfg",
+    ".pytest.ini": ".pytest.ini",
+    "pytest.toml": "pytest.toml",
+    ".pytest.toml": ".pytest.toml",
     "pyproject.toml": "pyproject.toml",
+    "tox.ini": "tox.ini",
+    "setup.cfg": "setup.cfg",
+    "noxfile.py": "noxfile.py",
     ".coveragerc": ".coveragerc",
+    "sitecustomize.*": "sitecustomize.py",
+    "sitecustomize/": "sitecustomize/__init__.py",
+    "usercustomize.*": "usercustomize.cpython-311-x86_64-linux-gnu.so",
+    "usercustomize/": "usercustomize/__init__.py",
+    "*.pth": "zz_cheat.pth",
     "requirements*.txt": "requirements-dev.txt",
+    "requirements/*.txt": "requirements/test.txt",
     "Pipfile": "Pipfile",
     "Pipfile.lock": "Pipfile.lock",
     "poetry.lock": "poetry.lock",
-    "Makefile": "Makefile",
+    "uv.lock": "uv.lock",
+    "Makefile": "makefile",
+    "GNUmakefile": "GNUmakefile",
     "package.json": "package.json",
     "package-lock.json": "package-lock.json",
+    "npm-shrinkwrap.json": "npm-shrinkwrap.json",
     "yarn.lock": "yarn.lock",
     "pnpm-lock.yaml": "pnpm-lock.yaml",
+    ".npmrc": ".npmrc",
+    ".yarnrc": ".yarnrc",
+    ".yarnrc.yml": ".yarnrc.yml",
+    "jest.config.*": "jest.config.js",
+    "babel.config.*": "babel.config.cjs",
+    ".babelrc": ".babelrc",
+    ".babelrc.*": ".babelrc.json",
     "vitest.config.*": "vitest.config.ts",
     "vitest.workspace.*": "vitest.workspace.json",
-    "jest.config.*": "jest.config.js",
+    "vite.config.*": "vite.config.mts",
+    ".mocharc*": ".mocharc.yml",
     "karma.conf.*": "karma.conf.js",
     "playwright.config.*": "playwright.config.ts",
+    "playwright-ct.config.*": "playwright-ct.config.ts",
     "cypress.config.*": "cypress.config.mjs",
-    ".mocharc*": ".mocharc.yml",
+    "cypress.json": "cypress.json",
+    "node.config.json": "node.config.json",
+    ".nycrc*": ".nycrc.json",
+    ".c8rc*": ".c8rc",
+    "go.mod": "go.mod",
+    "go.sum": "go.sum",
+    "go.work": "go.work",
+    "go.work.sum": "go.work.sum",
+    "Cargo.toml": "Cargo.toml",
+    "Cargo.lock": "Cargo.lock",
+    ".cargo/config.toml": ".cargo/config.toml",
+    ".cargo/config": ".cargo/config",
+    ".config/nextest.toml": ".config/nextest.toml",
+    "pom.xml": "pom.xml",
+    ".mvn/": ".mvn/extensions.xml",
+    "mvnw": "mvnw",
+    "mvnw.cmd": "mvnw.cmd",
+    "*.gradle": "settings.gradle",
+    "*.gradle.kts": "build.gradle.kts",
+    "gradle.properties": "gradle.properties",
+    "gradle/wrapper/": "gradle/wrapper/gradle-wrapper.jar",
+    "gradle/*.versions.toml": "gradle/libs.versions.toml",
+    "gradlew": "gradlew",
+    "gradlew.bat": "gradlew.bat",
+    "buildSrc/": "buildSrc/src/main/kotlin/Conventions.kt",
 }
+# Near misses: not test infrastructure, so an agent's edit stays and a fix's edit scores.
+NOT_INFRA = [
+    "src/pytest_helpers.py",
+    "pytest_plugin.py",
+    "docs/pytest.md",
+    "src/site.py",
+    "setup.py",
+    "build.rs",
+    "src/main.rs",
+    "config.toml",
+    "cargo/config.toml",
+    ".config/other.toml",
+    "Makefile.am",
+    "requirements.md",
+    "src/gradle/Wrapper.kt",
+    "wrapper/gradle-wrapper.jar",
+    "gradle/settings.toml",
+    "vendor/github.com/stretchr/testify/assert/assertions.go",
+    "src/babel.ts",
+    "lib/packages.json5",
+]
 # Test files of other ecosystems: edits are reverted (new plain test files stay).
 TEST_FILES = [
     "polls/tests.py",
@@ -59,13 +125,30 @@ TEST_FILES = [
 ]
 
 
-def test_the_readme_lists_exactly_the_protected_infrastructure_patterns() -> None:
-    text = " ".join(README.read_text(encoding="utf-8").split())
-    paragraph = text.split("test-infrastructure heuristic — files named", 1)[1]
-    paragraph = paragraph.split("in any directory", 1)[0]
-    listed = re.findall(r"`([^`]+)`", paragraph)
-    assert listed == list(TEST_INFRA_PATTERNS)
-    assert set(INFRA_EXAMPLES) == set(TEST_INFRA_PATTERNS)
+def test_the_readme_table_is_the_protected_infrastructure_table() -> None:
+    text = README.read_text(encoding="utf-8")
+    section = text.split("### Protected files\n", 1)[1].split("\n### ", 1)[0]
+    rows = [
+        [cell.strip() for cell in line.strip("|").split(" | ")]
+        for line in section.splitlines()
+        if line.startswith("| `")
+    ]
+    assert rows == [[f"`{name.pattern}`", name.runner, name.why] for name in TEST_INFRA]
+    assert list(INFRA_EXAMPLES) == list(TEST_INFRA_PATTERNS)
+
+
+@pytest.mark.parametrize("pattern", list(INFRA_EXAMPLES))
+def test_every_infrastructure_name_is_protected_in_any_folder_and_case(pattern: str) -> None:
+    example = INFRA_EXAMPLES[pattern]
+    for path in (example, f"pkg/deep/{example}", example.upper()):
+        assert is_test_infra(path), path
+        assert is_protected(path), path
+
+
+@pytest.mark.parametrize("path", NOT_INFRA)
+def test_near_misses_are_not_protected(path: str) -> None:
+    assert not is_test_infra(path)
+    assert not is_protected(path)
 
 
 @pytest.fixture(scope="module")

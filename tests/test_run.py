@@ -339,6 +339,61 @@ def test_claude_code_configs_scored_end_to_end(demo: GitRepo, tmp_path: Path) ->
     assert wrong_row.split()[:5] == ["wrong", "0/1", "0", "1", "$0.7500"]
 
 
+# -- a pytest config file the agent adds -----------------------------------------------------------
+
+PASS_EVERYTHING = """\
+import pytest
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    report.outcome, report.longrepr = "passed", None
+    return report
+"""
+TOML_CHEAT = '[pytest]\ntestpaths = ["tests"]\npythonpath = ["."]\naddopts = ["-p", "cheatplug"]\n'
+# pytest reads pytest.toml and .pytest.toml before the demo's pytest.ini; .pytest.ini only after
+# it, so that agent deletes pytest.ini too.
+PYTEST_CONFIG_CHEATS = {
+    "pytest.toml": ({"pytest.toml": TOML_CHEAT}, []),
+    ".pytest.toml": ({".pytest.toml": TOML_CHEAT}, []),
+    ".pytest.ini": (
+        {".pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = .\naddopts = -p cheatplug\n"},
+        ["pytest.ini"],
+    ),
+}
+
+
+@pytest.mark.parametrize("config_name", list(PYTEST_CONFIG_CHEATS))
+def test_a_new_pytest_config_that_passes_every_test_is_deleted(
+    demo: GitRepo, tmp_path: Path, config_name: str
+) -> None:
+    written, removed = PYTEST_CONFIG_CHEATS[config_name]
+    cheat = tmp_path / "cheat.py"
+    cheat.write_text(
+        "import pathlib\n"
+        f"pathlib.Path('cheatplug.py').write_text({PASS_EVERYTHING!r})\n"
+        + "".join(
+            f"pathlib.Path({name!r}).write_text({text!r})\n" for name, text in written.items()
+        )
+        + "".join(f"pathlib.Path({name!r}).unlink()\n" for name in removed),
+        encoding="utf-8",
+    )
+    config = agent_config(
+        tmp_path / "configs", "cheat", adapter="script", command=f"{sys.executable} {cheat}"
+    )
+    task = slug_task(demo)
+
+    outcome = run_gitgauge("run", "-c", config, "--task", task["id"], cwd=demo.root)
+
+    assert outcome.returncode == 0, outcome.stderr
+    result = load_result(only_run_dir(demo), "cheat", task["id"])
+    assert result["status"] == "unresolved", result
+    assert result["deleted"] == [config_name]
+    assert result["reverted"] == removed
+    assert result["failToPassFailed"], result  # the plugin did not load: the tests really ran
+
+
 # -- validation before any work -------------------------------------------------------------------
 
 

@@ -9,11 +9,13 @@ rewrite backend (mining); how each builds its argv stays with it.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from gitgauge.core import process
+from gitgauge.core.records import MAX_COST_USD, MAX_COUNT
 
 BINARY_ENV = "GITGAUGE_CLAUDE_BIN"
 INSTALL_HINT = "npm install -g @anthropic-ai/claude-code"
@@ -120,6 +122,9 @@ def _number(record: Mapping[str, Any], key: str) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"{key}: expected a number, got {_show(value)}")
+    # JSON from the agent's process may say NaN or 1e300: a result must never average that in.
+    if not math.isfinite(value) or not 0 <= value <= MAX_COST_USD:
+        raise ValueError(f"{key}: expected dollars from 0 to {MAX_COST_USD:,.0f}, got {value}")
     return float(value)
 
 
@@ -129,6 +134,8 @@ def _count(record: Mapping[str, Any], key: str, *, prefix: str = "") -> int | No
         return None
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"{prefix}{key}: expected a whole number, got {_show(value)}")
+    if not 0 <= value <= MAX_COUNT:
+        raise ValueError(f"{prefix}{key}: expected 0 to {MAX_COUNT:,}, got {value}")
     return value
 
 

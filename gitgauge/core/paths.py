@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 TEST_DIR_SEGMENTS = frozenset(
@@ -47,31 +48,155 @@ TEST_NAME_PATTERNS = (
     "*_spec.rb",
     "conftest.py",
 )
-TEST_INFRA_PATTERNS = (
-    "conftest.py",
-    "pytest.ini",
-    "tox.ini",
-    "noxfile.py",
-    "setup.cfg",
-    "pyproject.toml",
-    ".coveragerc",
-    "requirements*.txt",
-    "Pipfile",
-    "Pipfile.lock",
-    "poetry.lock",
-    "Makefile",
-    "package.json",
-    "package-lock.json",
-    "yarn.lock",
-    "pnpm-lock.yaml",
-    "vitest.config.*",
-    "vitest.workspace.*",
-    "jest.config.*",
-    "karma.conf.*",
-    "playwright.config.*",
-    "cypress.config.*",
-    ".mocharc*",
+
+
+@dataclass(frozen=True)
+class InfraName:
+    """A name that configures how the suite runs: an agent may not add or change it."""
+
+    pattern: str
+    """A file-name glob, matched in any directory and in any case; with a `/`, the path's last
+    segments (`.cargo/config.toml`); ending in `/`, every file under such a directory."""
+    runner: str
+    """What reads it."""
+    why: str
+    """What an agent that adds or edits it could do to the suite or to what it reports."""
+
+
+TEST_INFRA = (
+    # -- pytest: it reads the first of these it finds in the rootdir or a parent of it.
+    InfraName(
+        "conftest.py",
+        "pytest",
+        "hooks and fixtures loaded into every session below its folder: skip or pass every test",
+    ),
+    InfraName("pytest.ini", "pytest", "`addopts = -p plugin` loads code; `testpaths` picks tests"),
+    InfraName(".pytest.ini", "pytest", "the same as `pytest.ini`, hidden"),
+    InfraName("pytest.toml", "pytest", "the same in TOML (pytest 9), read before `pytest.ini`"),
+    InfraName(".pytest.toml", "pytest", "the same as `pytest.toml`, hidden"),
+    InfraName(
+        "pyproject.toml",
+        "pytest, coverage.py, build backends",
+        "`[tool.pytest]`, `[tool.coverage]`, the dependencies the set-up installs",
+    ),
+    InfraName("tox.ini", "pytest, tox, coverage.py", "`[pytest]`, tox's test commands"),
+    InfraName("setup.cfg", "pytest, coverage.py", "`[tool:pytest]`, `[coverage:*]`"),
+    InfraName("noxfile.py", "nox", "the sessions `nox` runs"),
+    InfraName(
+        ".coveragerc", "coverage.py", "`fail_under` decides the exit code; `plugins` load code"
+    ),
+    # -- Python start-up: `site` imports these from whatever is on sys.path when an interpreter
+    # starts (PYTHONPATH, an editable install's folder, the worktree paths gitgauge puts first
+    # for a linked editable install), so gitgauge cannot know the import root: any folder counts.
+    InfraName(
+        "sitecustomize.*",
+        "Python start-up",
+        "imported by every interpreter the suite starts, before any test (`.py`, `.pyc`, `.so`)",
+    ),
+    InfraName("sitecustomize/", "Python start-up", "the same, as a package"),
+    InfraName("usercustomize.*", "Python start-up", "imported after `sitecustomize`, the same way"),
+    InfraName("usercustomize/", "Python start-up", "the same, as a package"),
+    InfraName(
+        "*.pth",
+        "Python start-up",
+        "its `import` lines run at start-up from a site directory (a virtualenv in the workspace)",
+    ),
+    # -- what the set-up installs under the tests
+    InfraName("requirements*.txt", "pip", "the packages the set-up installs"),
+    InfraName("requirements/*.txt", "pip", "the same, in a `requirements/` folder"),
+    InfraName("Pipfile", "pipenv", "the packages the set-up installs"),
+    InfraName("Pipfile.lock", "pipenv", "their versions"),
+    InfraName("poetry.lock", "poetry", "the versions the set-up installs"),
+    InfraName("uv.lock", "uv", "the versions `uv run` installs before the tests run"),
+    InfraName("Makefile", "make", "the recipe of `make test` (also `makefile`)"),
+    InfraName("GNUmakefile", "make", "read by GNU make before `Makefile`"),
+    # -- JavaScript
+    InfraName(
+        "package.json",
+        "npm, yarn, pnpm, jest, mocha, nyc",
+        "`scripts.test`, and the runners' config it can hold",
+    ),
+    InfraName("package-lock.json", "npm", "the versions the set-up installs"),
+    InfraName("npm-shrinkwrap.json", "npm", "the same, published"),
+    InfraName("yarn.lock", "yarn", "the versions the set-up installs"),
+    InfraName("pnpm-lock.yaml", "pnpm", "the versions the set-up installs"),
+    InfraName(".npmrc", "npm, pnpm", "`node-options = --require cheat.js` reaches every script"),
+    InfraName(".yarnrc", "yarn", "`yarn-path` runs a file of the repository as yarn itself"),
+    InfraName(".yarnrc.yml", "yarn", "`yarnPath`: the same"),
+    InfraName("jest.config.*", "jest", "`setupFiles`, reporters, `testMatch`"),
+    InfraName(
+        "babel.config.*", "jest (babel-jest)", "a plugin rewrites every test file before it runs"
+    ),
+    InfraName(".babelrc", "jest (babel-jest)", "the same"),
+    InfraName(".babelrc.*", "jest (babel-jest)", "the same"),
+    InfraName("vitest.config.*", "vitest", "`setupFiles`, reporters, `include`"),
+    InfraName("vitest.workspace.*", "vitest", "which projects and configs run"),
+    InfraName("vite.config.*", "vitest", "its `test` section, read when there is no vitest.config"),
+    InfraName(".mocharc*", "mocha", "`require` loads code; `spec` picks the tests"),
+    InfraName("karma.conf.*", "karma", "frameworks, files and reporters"),
+    InfraName("playwright.config.*", "playwright", "`testDir`, `globalSetup`, reporters"),
+    InfraName("playwright-ct.config.*", "playwright", "the same, for component tests"),
+    InfraName("cypress.config.*", "cypress", "`setupNodeEvents` runs code; `specPattern`"),
+    InfraName("cypress.json", "cypress", "the same, before Cypress 10"),
+    InfraName(
+        "node.config.json",
+        "node's test runner",
+        "`--experimental-config-file`: flags and `--import` of every node the suite starts",
+    ),
+    InfraName(".nycrc*", "nyc", "`require` loads code; `check-coverage` decides the exit code"),
+    InfraName(".c8rc*", "c8", "`check-coverage` decides the exit code"),
+    # -- Go
+    InfraName(
+        "go.mod", "go", "`replace` points a test dependency (testify) at a folder of the repo"
+    ),
+    InfraName("go.sum", "go", "the checksums of go.mod's modules"),
+    InfraName("go.work", "go", "a workspace: `use` and `replace` swap modules, from any parent"),
+    InfraName("go.work.sum", "go", "its checksums"),
+    # -- Rust
+    InfraName(
+        "Cargo.toml",
+        "cargo",
+        "`[patch]` swaps a crate; `harness = false` makes a test binary print what it likes",
+    ),
+    InfraName("Cargo.lock", "cargo", "the versions cargo builds"),
+    InfraName(
+        ".cargo/config.toml",
+        "cargo",
+        "`runner` runs every test binary through any program; read from every parent folder",
+    ),
+    InfraName(".cargo/config", "cargo", "the same, its old name"),
+    InfraName(
+        ".config/nextest.toml",
+        "cargo nextest",
+        "`default-filter` drops tests, `retries` passes failing ones, where the JUnit goes",
+    ),
+    # -- JVM
+    InfraName("pom.xml", "Maven", "surefire's `testFailureIgnore` and `skipTests`, plugins"),
+    InfraName(
+        ".mvn/", "Maven", "`maven.config`, `jvm.config`, `extensions.xml` (code), the wrapper"
+    ),
+    InfraName("mvnw", "Maven", "the wrapper script `./mvnw test` runs"),
+    InfraName("mvnw.cmd", "Maven", "the same, on Windows"),
+    InfraName(
+        "*.gradle",
+        "Gradle",
+        "build and settings scripts and the scripts they apply: `ignoreFailures = true`",
+    ),
+    InfraName("*.gradle.kts", "Gradle", "the same, in Kotlin"),
+    InfraName("gradle.properties", "Gradle", "JVM arguments and properties the build reads"),
+    InfraName(
+        "gradle/wrapper/",
+        "Gradle",
+        "the distribution `./gradlew` downloads (a URL) and the jar it runs",
+    ),
+    InfraName("gradle/*.versions.toml", "Gradle", "the version catalog: dependency versions"),
+    InfraName("gradlew", "Gradle", "the wrapper script `./gradlew test` runs"),
+    InfraName("gradlew.bat", "Gradle", "the same, on Windows"),
+    InfraName("buildSrc/", "Gradle", "code compiled into the build before any task runs"),
 )
+"""Test infrastructure: every name a suite runner gitgauge documents reads for its configuration
+(README, "Protected files"). Sources the tests import are not in it (see Limitations)."""
+TEST_INFRA_PATTERNS = tuple(name.pattern for name in TEST_INFRA)
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx"})
 
 
@@ -103,9 +228,28 @@ def is_test_file(path: str, *, patterns: Sequence[str] = ()) -> bool:
 
 
 def is_test_infra(path: str) -> bool:
-    """Files that configure how tests run (by file name, in any directory)."""
-    name = PurePosixPath(path).name
-    return _matches_any(name, TEST_INFRA_PATTERNS)
+    """Files that configure how tests run: a name of `TEST_INFRA`, in any directory and any case
+    (on a case-insensitive file system pytest opens `PYTEST.INI` as `pytest.ini`)."""
+    parts = tuple(part.lower() for part in PurePosixPath(path).parts)
+    return bool(parts) and any(_infra_matches(parts, name.pattern.lower()) for name in TEST_INFRA)
+
+
+def _infra_matches(parts: tuple[str, ...], pattern: str) -> bool:
+    if pattern.endswith("/"):  # a folder: any file below it, wherever the folder is
+        folder = pattern.rstrip("/").split("/")
+        parents = parts[:-1]
+        return any(
+            _segments_match(parents[start : start + len(folder)], folder)
+            for start in range(len(parents) - len(folder) + 1)
+        )
+    segments = pattern.split("/")
+    return len(parts) >= len(segments) and _segments_match(parts[-len(segments) :], segments)
+
+
+def _segments_match(parts: Sequence[str], segments: Sequence[str]) -> bool:
+    return all(
+        fnmatch.fnmatchcase(part, segment) for part, segment in zip(parts, segments, strict=True)
+    )
 
 
 def is_protected(path: str, *, patterns: Sequence[str] = ()) -> bool:
@@ -115,3 +259,28 @@ def is_protected(path: str, *, patterns: Sequence[str] = ()) -> bool:
 
 def is_markdown(path: str) -> bool:
     return PurePosixPath(path).suffix.lower() in MARKDOWN_SUFFIXES
+
+
+def repository_path_problem(path: str) -> str | None:
+    """Why `path` (from a task file) is not a file path inside a repository's work tree, or None.
+
+    Task files are data a person can edit: a `testFiles` entry `../../victim` or `/etc/x` made
+    gitgauge delete and write files outside the workspace. A path git itself could have written
+    is relative, has no empty, `.` or `..` segment and no `.git` segment (in any case: git refuses
+    those in trees, and a case-insensitive file system opens `.GIT` as `.git`). A backslash is an
+    ordinary file-name character on the systems gitgauge runs on, so it is allowed.
+    """
+    if not path:
+        return "an empty path"
+    if "\0" in path:
+        return f"{path!r} holds a NUL byte"
+    if path.startswith("/"):
+        return f"{path!r} is absolute; paths are relative to the repository root"
+    segments = path.split("/")
+    if "" in segments:
+        return f"{path!r} has an empty segment (`//` or a trailing `/`)"
+    if "." in segments or ".." in segments:
+        return f"{path!r} has a `.` or `..` segment; paths must stay inside the repository"
+    if any(segment.lower() == ".git" for segment in segments):
+        return f"{path!r} lies in `.git`; only files of the work tree belong in a task"
+    return None

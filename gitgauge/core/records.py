@@ -10,6 +10,7 @@ a reader checking a key wants every record in one place (docs/file-formats.md fo
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import PurePosixPath
 from typing import Literal
@@ -73,8 +74,13 @@ class MineSettings(_HumanRecord):
     """Merges with more conflict regions than this are skipped (GitGoodBench's cap)."""
 
 
+MAX_TIMEOUT_MS = 86_400_000
+"""A day. Past it a timeout is a unit mistake or a hang waiting to happen (9e10 ms is three
+years of waiting for a suite that hangs)."""
+
+
 class Timeouts(_HumanRecord):
-    """Milliseconds, as the spec writes them."""
+    """Milliseconds, as the spec writes them; at most a day (`MAX_TIMEOUT_MS`)."""
 
     test: StrictInt = Field(default=300_000, gt=0)
     """Timeout of one `testCommand` run."""
@@ -82,6 +88,16 @@ class Timeouts(_HumanRecord):
     """Timeout of one `setupCommand` run."""
     adapter: StrictInt = Field(default=900_000, gt=0)
     """Timeout of one agent adapter run."""
+
+    @field_validator("test", "setup", "adapter")
+    @classmethod
+    def _at_most_a_day(cls, milliseconds: int) -> int:
+        if milliseconds > MAX_TIMEOUT_MS:
+            raise ValueError(
+                f"{milliseconds} ms is more than a day; at most {MAX_TIMEOUT_MS} "
+                "(timeouts are milliseconds)"
+            )
+        return milliseconds
 
 
 class WorktreeSettings(_HumanRecord):
@@ -258,6 +274,15 @@ TaskKind = Literal["fix", "merge"]
 MergeDifficulty = Literal["easy", "medium", "hard"]
 
 
+TASK_ID = re.compile(r"[0-9a-f]{8}(?:-[a-z0-9]+)*")
+"""What `mining.classify.task_id` makes (8 hex digits of the commit, then the subject's ASCII
+slug), and so the only ids a task file may have: an id becomes file and folder names."""
+TASK_ID_MAX_LENGTH = 57
+"""8 hex digits, a dash and a slug of at most 48 characters."""
+FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+"""A commit as a task stores it (SHA-1 or SHA-256): never a revision git could read as an option."""
+
+
 class Task(BaseModel):
     """A verified fail-to-pass task: `.gitgauge/tasks/<id>.yaml`."""
 
@@ -414,6 +439,44 @@ class RunResult(BaseModel):
     gitgauge recorded it per pair (the manifest's `sandbox` then says)."""
     startedAt: str
     finishedAt: str
+
+
+MAX_COST_USD = 1_000_000.0
+"""Past a million dollars a pair's cost is a corrupt or forged record, not a measurement."""
+MAX_COUNT = 10**12
+"""Tokens, turns and diff lines past a trillion: corrupt, not measured."""
+MAX_SECONDS = 7 * 86_400.0
+"""A week of adapter time: timeouts are at most a day."""
+_COUNT_FIELDS = (
+    "inputTokens",
+    "outputTokens",
+    "cacheCreationInputTokens",
+    "cacheReadInputTokens",
+    "reasoningOutputTokens",
+    "numTurns",
+    "diffFiles",
+    "diffInsertions",
+    "diffDeletions",
+)
+
+
+def implausible(result: RunResult) -> str | None:
+    """`key: why` for the first number of `result` no pair could have measured (NaN, infinite,
+    negative, past its cap), or None. Such a result would poison every average it joins."""
+    limits = {"costUsd": (MAX_COST_USD, "USD"), "adapterSeconds": (MAX_SECONDS, "seconds")}
+    limits.update({name: (float(MAX_COUNT), "") for name in _COUNT_FIELDS})
+    for name, (cap, unit) in limits.items():
+        value = getattr(result, name)
+        if value is None:
+            continue
+        shown = f"{value} {unit}".strip()
+        if not math.isfinite(value):
+            return f"{name}: {value} is not a finite number"
+        if value < 0:
+            return f"{name}: {shown} is negative"
+        if value > cap:
+            return f"{name}: {shown} is past the plausible {cap:,.0f} {unit}".rstrip()
+    return None
 
 
 class RunManifest(BaseModel):

@@ -24,13 +24,18 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from gitgauge.core.errors import GitGaugeError, TaskError
+from gitgauge.core.paths import repository_path_problem
 from gitgauge.core.records import (
+    FULL_SHA,
     MANIFEST_SCHEMA_VERSION,
     RESULT_SCHEMA_VERSION,
+    TASK_ID,
+    TASK_ID_MAX_LENGTH,
     TASK_SCHEMA_VERSION,
     RunManifest,
     RunResult,
     Task,
+    implausible,
 )
 
 STATE_DIR = ".gitgauge"
@@ -177,6 +182,9 @@ class Store:
             first = error.errors()[0]
             key = ".".join(str(part) for part in first["loc"]) or "(top level)"
             raise TaskError(f"{path}: {key}: {first['msg']}") from None
+        problem = _task_problem(path, task)
+        if problem is not None:
+            raise TaskError(f"{path}: {problem}")
         if task.passToPass is not None and task.passToPassTests is None:
             task.passToPassTests = _load_test_names(path.with_suffix(".tests.json"))
         return task
@@ -217,18 +225,23 @@ class Store:
         return self.runs_dir / run_id
 
     def result_path(self, run_id: str, config_name: str, task_id: str, attempt: int = 1) -> Path:
-        # Attempt 1 keeps the plain name, so a run without --repeat has the documented layout.
-        name = f"{task_id}.json" if attempt == 1 else f"{task_id}.attempt-{attempt}.json"
-        return self.run_dir(run_id) / "results" / config_dir_name(config_name) / name
+        folder = self.run_dir(run_id) / "results" / config_dir_name(config_name)
+        return folder / result_file_name(task_id, attempt)
 
     def log_dir(self, run_id: str, config_name: str, task_id: str, attempt: int = 1) -> Path:
         folder = self.run_dir(run_id) / "logs" / config_dir_name(config_name) / task_id
         return folder if attempt == 1 else folder / f"attempt-{attempt}"
 
-    def load_result(self, path: Path) -> RunResult | None:
-        """A finished pair's result, or None when there is none (or it cannot be read)."""
-        loaded = _load_record(path, RunResult, RESULT_SCHEMA_VERSION)
-        return loaded if isinstance(loaded, RunResult) else None
+    def load_result(self, path: Path, *, warn: Callable[[str], None]) -> RunResult | None:
+        """A finished pair's result, or None when there is none; one that cannot be used is
+        skipped with a warning (`run --resume` then runs its pair again)."""
+        if not path.exists():
+            return None
+        loaded = _load_result(path)
+        if isinstance(loaded, str):
+            warn(f"skipping {loaded}; its pair runs again")
+            return None
+        return loaded
 
     def load_run(self, run_id: str, *, warn: Callable[[str], None]) -> StoredRun | None:
         for run in self.load_runs(warn=warn):
@@ -260,7 +273,7 @@ class Store:
                 warn(f"skipping {loaded}")
             results: list[RunResult] = []
             for path in sorted(run_dir.glob("results/*/*.json")):
-                result = _load_record(path, RunResult, RESULT_SCHEMA_VERSION)
+                result = _load_result(path)
                 if isinstance(result, str):
                     warn(f"skipping {result}")
                 else:
@@ -300,6 +313,62 @@ def config_dir_name(name: str) -> str:
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")[:40] or "config"
     digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
     return f"{slug}-{digest}"
+
+
+def result_file_name(task_id: str, attempt: int) -> str:
+    # Attempt 1 keeps the plain name, so a run without --repeat has the documented layout.
+    return f"{task_id}.json" if attempt == 1 else f"{task_id}.attempt-{attempt}.json"
+
+
+def _task_problem(path: Path, task: Task) -> str | None:
+    """`key: why` for the first field of a task file that must not become a path or an argument,
+    or None. Task files are data a person can edit: `id: ../../x` wrote results and logs outside
+    `.gitgauge/`, `testFiles: [../../victim]` deleted files outside the workspace."""
+    if len(task.id) > TASK_ID_MAX_LENGTH or not TASK_ID.fullmatch(task.id):
+        return (
+            f"id: {task.id!r} is not a task id (8 hex digits of the commit, then an ASCII slug "
+            "of its subject: what `gitgauge mine` writes)"
+        )
+    if path.name != f"{task.id}.yaml":
+        return f"id: {task.id!r} is not this file's name; a task file is named <id>.yaml"
+    for key in ("base", "fix", "other", "merge"):
+        sha = getattr(task, key)
+        if sha is not None and not FULL_SHA.fullmatch(sha):
+            return f"{key}: {sha!r} is not a full commit sha (40 or 64 lowercase hex digits)"
+    for key in ("testFiles", "conflictFiles"):
+        for index, file in enumerate(getattr(task, key)):
+            problem = repository_path_problem(file)
+            if problem is not None:
+                return f"{key}.{index}: {problem}"
+    return None
+
+
+def _load_result(path: Path) -> RunResult | str:
+    """The result in `path` (`results/<config>/<task>.json`), or why it cannot be counted: its
+    numbers are impossible, or it names another run, config, task or attempt than where it lies
+    (a result copied or forged into a folder would count for a config that never ran it)."""
+    result = _load_record(path, RunResult, RESULT_SCHEMA_VERSION)
+    if isinstance(result, str):
+        return result
+    problem = implausible(result)
+    if problem is not None:
+        return f"{path}: {problem}"
+    run_dir = path.parent.parent.parent
+    if result.runId != run_dir.name:
+        return f"{path}: runId: {result.runId!r} is not the run it lies in ({run_dir.name})"
+    if config_dir_name(result.config) != path.parent.name:
+        return (
+            f"{path}: config: {result.config!r} is not the config of its folder "
+            f"(results/{path.parent.name}/)"
+        )
+    if not _SAFE_DIR_NAME.fullmatch(result.task) or (
+        result_file_name(result.task, result.attempt) != path.name
+    ):
+        return (
+            f"{path}: task: {result.task!r} (attempt {result.attempt}) is not the task of its "
+            f"file name ({path.name})"
+        )
+    return result
 
 
 def _load_test_names(path: Path) -> list[str] | None:

@@ -15,7 +15,7 @@ from gitgauge.core.config import load_agent_config
 from gitgauge.core.errors import ConfigError, TaskError, UsageError
 from gitgauge.core.git import Repository
 from gitgauge.core.harness_diff import changed_parts
-from gitgauge.core.records import AgentConfig, RepoConfig, RunManifest, Task
+from gitgauge.core.records import TASK_ID, AgentConfig, RepoConfig, RunManifest, Task
 from gitgauge.core.sandbox import Sandbox, SandboxMode, prepare
 from gitgauge.core.store import (
     Store,
@@ -94,10 +94,22 @@ def plan_run(
 
 def _select_tasks(repo: Repository, store: Store, task_id: str | None, *, warn: Warn) -> list[Task]:
     tasks = store.load_tasks(warn=warn)
+    chosen = [task for task in tasks if task.id == task_id]
+    if task_id is not None and not chosen and TASK_ID.fullmatch(task_id):
+        # Only a well-formed id becomes a path: `--task ../../x` is simply unknown.
+        if store.task_path(task_id).is_file():
+            raise TaskError(
+                f"task {task_id!r} cannot be used: {store.task_path(task_id)} was skipped (see "
+                "the warning above)"
+            )
     if not tasks:
+        if store.tasks_dir.is_dir() and any(store.tasks_dir.glob("*.yaml")):
+            raise TaskError(
+                f"no usable tasks in {store.tasks_dir}: every task file was skipped (see the "
+                "warnings above)"
+            )
         raise TaskError(f"no tasks in {store.tasks_dir}: run `gitgauge mine` first")
     if task_id is not None:
-        chosen = [task for task in tasks if task.id == task_id]
         if not chosen:
             known = ", ".join(task.id for task in tasks[:KNOWN_IDS_SHOWN])
             hidden = len(tasks) - KNOWN_IDS_SHOWN

@@ -122,7 +122,7 @@ def execute(
         for planned in plan.configs:
             for attempt in range(1, repeat + 1):
                 path = store.result_path(run_id, planned.config.name, task.id, attempt)
-                done = store.load_result(path) if resume is not None else None
+                done = store.load_result(path, warn=warn) if resume is not None else None
                 if done is not None and not (
                     resume and resume.retry_errors and done.status == "error"
                 ):

@@ -22,6 +22,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from gitgauge.core.records import MAX_COUNT
+
 STEP_ITEM_TYPES = frozenset(
     {"agent_message", "command_execution", "file_change", "mcp_tool_call", "web_search"}
 )
@@ -82,6 +84,8 @@ def parse_events(stdout: str) -> CodexRun:
                 value = usage.get(key)
                 if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
                     raise ValueError(f"usage.{key}: expected a whole number, got {_show(value)}")
+                if value is not None and not 0 <= value <= MAX_COUNT:
+                    raise ValueError(f"usage.{key}: expected 0 to {MAX_COUNT:,}, got {value}")
                 totals[key] = value
         elif kind == "turn.failed":
             error = event.get("error")
