@@ -89,17 +89,21 @@ def history_tips(task: Task) -> tuple[str, ...]:
 
 
 def pack_history(repo: Repository, tips: tuple[str, ...]) -> bytes:
-    """One git pack of exactly the objects reachable from `tips` (a task's `history_tips`)."""
+    """One git pack of exactly the objects reachable from `tips` (a task's `history_tips`).
+
+    Written to stdout (into a file of gitgauge's own): `pack-objects` then makes no temporary
+    pack in the user's `.git`, and a TMPDIR on another file system needs no cross-device rename."""
     with tempfile.TemporaryDirectory(prefix="gitgauge-pack-") as folder:
+        pack = Path(folder) / "history.pack"
         result = process.run(
-            ["git", "pack-objects", "--revs", "--quiet", str(Path(folder) / "pack")],
+            ["git", "pack-objects", "--revs", "--quiet", "--stdout"],
             cwd=repo.root,
             stdin_text="".join(f"{tip}\n" for tip in tips),
+            stdout_path=pack,
         )
         if not result.ok:
             where = " and ".join(tip[:12] for tip in tips)
             raise GitError(f"could not pack the history up to {where}: {result.stderr_tail}")
-        (pack,) = Path(folder).glob("pack-*.pack")
         return pack.read_bytes()
 
 
