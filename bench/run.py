@@ -16,7 +16,7 @@ disk out of the figures); the load average printed with the figures tells whethe
 shared the machine.
 
 The rows live by family: rows_mine.py (1, 2, 3, 5), rows_run.py (4), rows_workspace.py (6),
-rows_pertest.py (7);
+rows_pertest.py (7), rows_grading.py (8, and 2c);
 common.py measures and holds the rows, repos.py builds the repositories.
 """
 
@@ -34,6 +34,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import rows_grading
 import rows_mine
 import rows_pertest
 import rows_run
@@ -55,6 +56,8 @@ def measure_rows(bench: Bench) -> None:
     rows_pertest.parsing(bench)  # 7a, 7b
     rows_pertest.suite_runs(bench, verified)  # 7c
     rows_pertest.checkout_cost(bench, large_tree)  # 7d
+    rows_grading.grading_rows(bench, verified.repo)  # 8, 8b
+    rows_grading.mine_large_tree(bench)  # 2c
 
 
 def isolate_environment(root: Path) -> None:

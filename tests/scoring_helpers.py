@@ -38,8 +38,6 @@ def graded(workspace: Workspace, base: str, *, patterns: Sequence[str] = ()) -> 
     to `base` (what `Pair` does before the suite runs)."""
     checkout = workspace.checkout
     checkout.read_agent_tree(base)
-    protection = protect(checkout, base, patterns=patterns)
-    tree = checkout.write_tree()
-    workspace.reset(base)
-    checkout.lay_tree(tree)
+    protection = protect(checkout, checkout.diff(base), base, patterns=patterns)
+    workspace.lay_fresh(checkout.write_tree())
     return protection

@@ -31,6 +31,9 @@ ROW_LABELS = (
     "peak Python memory of that parse",
     "suite runs / candidate with per-test reports",
     "checkout cost / candidate, 1,000-file tree",
+    "git work / pair: grading from a fresh checkout vs before",
+    "git work / pair, 5,000-file tree: fresh checkout vs before",
+    "mine wall / decisive suite time, 5,000-file tree",
 )
 
 

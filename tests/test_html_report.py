@@ -24,7 +24,9 @@ RUN_ID = "20240101T000000Z-aaaaaa"
 LATER_RUN = "20240102T000000Z-bbbbbb"
 HOSTILE = '<script>alert("gitgauge")</script>'
 CONFIGS = ["sonnet + CLAUDE.md", HOSTILE, "base & co"]
-TASKS = ["t1-fix-slug", 't2-<i>&amp;"quoted"', "t3-fix-parser"]
+# Task ids are slugs (a result naming another is skipped as bad data): only config names can
+# carry markup, and the hostile one does.
+TASKS = ["0000aaa1-fix-slug", "0000aaa2-fix-quoting", "0000aaa3-fix-parser"]
 
 
 def result(config: str, task: str, status: str, **fields: Any) -> RunResult:

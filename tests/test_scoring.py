@@ -63,8 +63,8 @@ def test_diff_counts_every_change_against_base_but_not_linked_paths(base_repo: G
         (workspace / ".venv" / "lib" / "agent.py").write_text("1\n2\n", encoding="utf-8")
 
         opened.checkout.read_agent_tree(base)
-        stat = diffstat.diff_stat(opened.checkout, base)
-        patch = diffstat.patch(opened.checkout, base)
+        diff = opened.checkout.diff(base)
+        stat, patch = diffstat.diff_stat(diff), diff.patch
 
     by_path = {change.path: change for change in stat.changes}
     assert sorted(by_path) == ["app.py", "helper.py", "logo.png", "new_name.py", "notes.txt"]
@@ -82,8 +82,8 @@ def test_an_untouched_workspace_has_an_empty_diff(base_repo: GitRepo) -> None:
     base = head(base_repo)
     with agent_workspace(base_repo.root, base, link=LINK) as opened:
         opened.checkout.read_agent_tree(base)
-        stat = diffstat.diff_stat(opened.checkout, base)
-        patch = diffstat.patch(opened.checkout, base)
+        diff = opened.checkout.diff(base)
+        stat, patch = diffstat.diff_stat(diff), diff.patch
 
     assert (stat.files, stat.insertions, stat.deletions) == (0, 0, 0)
     assert patch == ""

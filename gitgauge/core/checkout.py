@@ -10,11 +10,13 @@ no filters or text conversion, and objects read from stores gitgauge names (`obj
 alternates` written from gitgauge's records). Nested repositories in the work tree are never
 entered.
 
-A `Checkout` is reset to a commit in place (`reset`): git rewrites only the files that differ, and
-`git clean -ffdx` removes everything else, so a pool of checkouts (one per parallel slot) serves a
-whole `mine` or `run` without a `git worktree add` per candidate or pair. A reset checkout is
-*verified* fresh (nothing untracked, ignored or modified survives; else it is rebuilt), which is
-what lets a checkout an agent (or an agent's code, in a test run) wrote into be used again.
+A `Checkout` is reset to a commit in place (`reset`): git rewrites every file whose content or
+stat data differs from gitgauge's index (a file changed behind a forged mtime still has a new
+ctime), `git clean -ffdx` removes everything untracked or ignored, and what git never touches
+(`.git`s below the root, FIFOs and sockets) is swept away first; when git cannot finish, the
+work tree is rebuilt from scratch. That is what lets a checkout an agent (or an agent's code, in
+a test run) wrote into be used again, fresh, and a pool of checkouts (one per parallel slot)
+serve a whole `mine` or `run` without a `git worktree add` per candidate or pair.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from gitgauge.core.worktree import Warn, link_directories, write_owner
 CHECKOUT_PREFIX = "gitgauge-co-"
 OWNED_CONFIG = (
     "-c", "core.hooksPath=/dev/null",
+    "-c", "checkout.workers=0",  # files written in parallel (one worker per core)
     "-c", "core.fsmonitor=false",
     "-c", "core.untrackedCache=false",
     "-c", "core.excludesFile=/dev/null",
@@ -128,14 +131,18 @@ def owned_git(
     return result.stdout_tail
 
 
-def init_git_dir(git_dir: Path, *, stores: Sequence[Path]) -> None:
+def init_git_dir(git_dir: Path, *, stores: Sequence[Path], head: str | None = None) -> None:
     """A new git directory of gitgauge's own that reads its objects from `stores` (and writes
-    new ones into its own `objects/`): no template (the user's `init.templateDir` may hold
-    hooks), gitgauge's attributes, a work tree beside it rather than a bare repository."""
-    git_dir.mkdir(parents=True, exist_ok=True)
-    owned_git(git_dir, "init", "--quiet", "--bare", "--template=", str(git_dir))
-    owned_git(git_dir, "config", "core.bare", "false")
-    (git_dir / "info").mkdir(exist_ok=True)
+    new ones into its own `objects/`), written directly rather than by `git init`: no template
+    (the user's `init.templateDir` may hold hooks), gitgauge's attributes, a work tree beside it
+    rather than a bare repository, HEAD at `head` (detached) or an unborn `main`."""
+    for folder in ("objects/info", "objects/pack", "refs/heads", "refs/tags", "info"):
+        (git_dir / folder).mkdir(parents=True, exist_ok=True)
+    (git_dir / "config").write_text(
+        "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n",
+        encoding="utf-8",
+    )
+    (git_dir / "HEAD").write_text(f"{head}\n" if head else "ref: refs/heads/main\n")
     (git_dir / "info" / "attributes").write_text(OWNED_ATTRIBUTES, encoding="utf-8")
     set_stores(git_dir, stores)
 
@@ -150,8 +157,20 @@ def set_stores(git_dir: Path, stores: Sequence[Path]) -> None:
 @dataclass(frozen=True)
 class TreeChange:
     status: str
-    """A (added), M, D or T, against the commit the checkout was reset to."""
+    """A (added), M, D or T against the tree the agent started from; a rename is a deletion
+    plus an addition."""
     path: str
+
+
+@dataclass(frozen=True)
+class AgentDiff:
+    """The agent's tree against the tree it started from, from one `git diff`."""
+
+    changes: tuple[TreeChange, ...]
+    numstat: str
+    """`--numstat -z` records (renames detected)."""
+    patch: str
+    """A patch `git apply` accepts (binary too)."""
 
 
 class Checkout:
@@ -173,7 +192,8 @@ class Checkout:
         self.commit: str | None = None
         self.stores: tuple[Path, ...] = ()
         self.links: tuple[str, ...] = ()
-        self.leftover: list[str] = []
+        self.index_holds: str | None = None
+        """The tree gitgauge's index holds as a whole (after a reset or `lay_tree`), if known."""
 
     @classmethod
     def create(cls, *, owner_repository: Path) -> Checkout:
@@ -215,54 +235,54 @@ class Checkout:
         warn: Warn,
     ) -> None:
         """Make the work tree exactly `commit` (objects from `stores`), `link` directories of
-        `link_from` linked in, and check that nothing else is left; rebuild it when something
-        is (a file the last occupant made undeletable)."""
-        for attempt in (1, 2):
-            if attempt == 2:
-                warn(f"a checkout could not be cleaned ({self.leftover[:3]}); rebuilding it")
-                _force_remove(self.path)
-                self.path.mkdir()
-                self.index.unlink(missing_ok=True)
-            self._remove_agent_repository()
-            self._unlink_links()
-            if tuple(stores) != self.stores:
-                set_stores(self.git_dir, stores)
-                self.stores = tuple(stores)
-            try:
-                self.git("reset", "--quiet", "--hard", "--no-recurse-submodules", commit)
-                self.git("clean", "-ffdxq")
-            except GitError:
-                if attempt == 2:
-                    raise
-                self.leftover = ["(git could not reset it)"]
-                continue
-            self._point_git_file(self.git_dir)
-            self.commit = commit
-            self.links = tuple(
-                link_directories(link_from, self.path, link, warn=warn) if link_from else ()
-            )
-            self.leftover = self._not_fresh()
-            if not self.leftover:
-                return
-        raise GitError(
-            f"could not make a clean checkout of {commit[:12]}: {', '.join(self.leftover[:3])} "
-            "stayed behind; check the permissions in the temporary directory"
+        `link_from` linked in. What the last occupant left (files, a replaced `.git`, `.git`s
+        deeper down, which git never cleans) goes; when git cannot remove it (a file made
+        undeletable), the work tree is rebuilt from scratch."""
+        if tuple(stores) != self.stores:
+            set_stores(self.git_dir, stores)
+            self.stores = tuple(stores)
+        self._remove_agent_repository()
+        self._unlink_links()
+        try:
+            self._sweep()
+            self.git("reset", "--quiet", "--hard", "--no-recurse-submodules", commit)
+            self.git("clean", "-ffdxq")
+        except (GitError, OSError) as error:
+            warn(f"a checkout could not be cleaned ({error}); rebuilding it")
+            _force_remove(self.path)
+            self.path.mkdir()
+            self.index.unlink(missing_ok=True)
+            self.git("reset", "--quiet", "--hard", "--no-recurse-submodules", commit)
+        self._point_git_file(self.git_dir)
+        self.commit = commit
+        self.index_holds = commit
+        self.links = tuple(
+            link_directories(link_from, self.path, link, warn=warn) if link_from else ()
         )
 
-    def _not_fresh(self) -> list[str]:
-        """Paths that differ from the index (modified, untracked, ignored): none after a reset."""
-        listed = self.git(
-            "status",
-            "--porcelain=v1",
-            "-z",
-            "--untracked-files=all",
-            "--ignored=traditional",
-            "--ignore-submodules=all",
-            "--no-renames",
-            "--",
-            *self._pathspecs(()),
-        )
-        return [entry[3:] for entry in listed.split("\0") if entry]
+    def _sweep(self) -> list[str]:
+        """Remove every `.git` below the work tree's root and every special file (a FIFO, a
+        socket, a device): git neither cleans nor stages them. Returns the directories that
+        held a `.git` (nested repositories), relative to the root."""
+        nested: list[str] = []
+        for root, dirs, files in os.walk(self.path):
+            here = Path(root)
+            if here == self.path:
+                dirs[:] = [name for name in dirs if name != ".git"]
+                files = [name for name in files if name != ".git"]
+            elif ".git" in dirs or ".git" in files:
+                nested.append(here.relative_to(self.path).as_posix())
+                _force_remove(here / ".git")
+                dirs[:] = [name for name in dirs if name != ".git"]
+            for name in files:
+                entry = here / name
+                try:
+                    mode = entry.lstat().st_mode
+                except OSError:
+                    continue
+                if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+                    entry.unlink(missing_ok=True)
+        return nested
 
     def _pathspecs(self, extra: Sequence[str]) -> list[str]:
         return [".", *(f":(exclude,literal){name}" for name in self.links), *extra]
@@ -295,13 +315,12 @@ class Checkout:
         reads it through git (`merge_state` reads two files of it as data)."""
         assert self.commit is not None
         self._remove_agent_repository()
-        init_git_dir(self.agent_dir, stores=self.stores)
+        init_git_dir(self.agent_dir, stores=self.stores, head=self.commit)
         shutil.copyfile(self.index, self.agent_dir / "index")
         packed = "".join(
             f"{sha} {name}\n" for name, sha in (("refs/heads/main", self.commit), *refs)
         )
         (self.agent_dir / "packed-refs").write_text(packed, encoding="utf-8")
-        (self.agent_dir / "HEAD").write_text(f"{self.commit}\n", encoding="utf-8")
         self._point_git_file(self.agent_dir)
         return self.agent_dir
 
@@ -316,40 +335,19 @@ class Checkout:
         nested repositories and `exclude` paths not) into gitgauge's index over `start` (the
         tree the agent started from), and return its tree. Reads files only: the agent's `.git`,
         config and index play no part."""
-        self.git("read-tree", start)
+        if self.index_holds != start:
+            self.git("read-tree", start)
         return self.read_agent_tree_from_index(exclude=exclude)
 
     def read_agent_tree_from_index(self, *, exclude: Sequence[str] = ()) -> str:
         """`read_agent_tree` over whatever gitgauge's index holds now (a merge's index, copied
         from the agent's git directory before the agent started)."""
-        nested = [f":(exclude,literal){path}" for path in self._nested_repositories()]
+        self.index_holds = None
+        # Nested repositories: staged, git would record them as submodules and look inside.
+        nested = [f":(exclude,literal){path}" for path in self._sweep()]
         skipped = [f":(exclude,literal){path}" for path in exclude]
-        self.git(
-            "add",
-            "--all",
-            "--",
-            *self._pathspecs([*nested, *skipped, *BYTECODE_EXCLUDES]),
-        )
-        return self.git("write-tree").strip()
-
-    def _nested_repositories(self) -> list[str]:
-        """Directories holding a `.git` of their own (a clone, a `git init`, a submodule's
-        checkout): staged, git would record them as submodules and look inside them."""
-        listed = self.git(
-            "ls-files", "-z", "--others", "--directory", "--no-empty-directory",
-            "--", *self._pathspecs(()),
-        )  # fmt: skip
-        found: list[str] = []
-        for entry in listed.split("\0"):
-            if not entry.endswith("/"):
-                continue
-            top = self.path / entry
-            for root, dirs, files in os.walk(top):
-                if ".git" in dirs or ".git" in files:
-                    found.append(Path(root).relative_to(self.path).as_posix())
-                    dirs[:] = []
-                dirs[:] = [name for name in dirs if not (Path(root) / name).is_symlink()]
-        return found
+        self.git("add", "--all", "--", *self._pathspecs([*nested, *skipped, *BYTECODE_EXCLUDES]))
+        return self.write_tree()
 
     def write_tree(self) -> str:
         return self.git("write-tree").strip()
@@ -358,12 +356,31 @@ class Checkout:
         """Put `paths` (files or directories) of gitgauge's index back to `treeish` (removed
         when it has none); the work tree is not touched."""
         if paths:
+            self.index_holds = None
             self.git("reset", "-q", treeish, "--", *(f":(literal){path}" for path in paths))
 
     def lay_tree(self, tree: str) -> None:
-        """Make `tree` the index and the work tree's tracked files (after `reset` and the
-        setup step: what setupCommand made stays, unless `tree` has a file there)."""
+        """Make `tree` the index and the work tree's tracked files: a file that differs from it
+        is written again (`read-tree --reset -u`, as `git reset --hard` does). After `reset`
+        and the setup step, what setupCommand made stays unless `tree` has a file there."""
         self.git("read-tree", "--reset", "-u", tree)
+        self.index_holds = tree
+
+    def lay_tree_fresh(
+        self, tree: str, *, link: Sequence[str] = (), link_from: Path | None = None, warn: Warn
+    ) -> None:
+        """The work tree made exactly `tree` in place, as `reset` makes it a commit (for when
+        no setup step runs in between): the files that differ written again, everything else
+        (what the agent left that its tree does not hold) removed, links linked again."""
+        self._remove_agent_repository()
+        self._unlink_links()
+        self._sweep()
+        self.lay_tree(tree)
+        self.git("clean", "-ffdxq")
+        self._point_git_file(self.git_dir)
+        self.links = tuple(
+            link_directories(link_from, self.path, link, warn=warn) if link_from else ()
+        )
 
     def untracked(self) -> set[str]:
         """Untracked, not ignored files (what a setup step made)."""
@@ -416,32 +433,42 @@ class Checkout:
                     paths.append(path)
         return paths
 
-    def changes(self, base: str) -> list[TreeChange]:
-        """The staged changes against `base`, renames as deletion plus addition."""
-        listed = self.git("diff", "--cached", "--name-status", "-z", "--no-renames", base)
-        tokens = iter(listed.split("\0"))
-        return [
-            TreeChange(status=token.strip("\n")[0], path=next(tokens))
-            for token in tokens
-            if token.strip("\n")
-        ]
-
-    def numstat(self, base: str) -> str:
-        return self.git(
-            "diff", "--cached", "--numstat", "-z", "--find-renames", "--no-ext-diff",
-            "--no-textconv", base,
+    def diff(self, start: str) -> AgentDiff:
+        """gitgauge's index (the agent's tree) against `start`: its changes, line counts and
+        patch, from one `git diff`."""
+        output = self.git(
+            "diff", "--cached", "--raw", "--numstat", "-p", "-z", "--binary", "--find-renames",
+            "--no-ext-diff", "--no-textconv", "--no-color", start,
         )  # fmt: skip
-
-    def patch(self, base: str) -> str:
-        """The staged changes against `base` as a patch `git apply` accepts (binary too)."""
-        return self.git(
-            "diff", "--cached", "--binary", "--find-renames", "--no-ext-diff", "--no-textconv",
-            "--no-color", base,
-        )  # fmt: skip
+        raw, numstat, patch = _split_diff(output)
+        return AgentDiff(changes=tuple(raw), numstat=numstat, patch=patch)
 
     def remove(self) -> None:
         with deferred():
             _force_remove(self.holder)
+
+
+def _split_diff(output: str) -> tuple[list[TreeChange], str, str]:
+    """Split `git diff --raw --numstat -p -z`: raw records (`:modes ids status NUL path NUL`, a
+    rename with two paths), numstat records, an empty record, then the patch."""
+    marker = output.find("\0\0diff --git ")
+    head, patch = (output[: marker + 1], output[marker + 2 :]) if marker != -1 else (output, "")
+    tokens = head.split("\0")
+    changes: list[TreeChange] = []
+    position = 0
+    while position < len(tokens) and tokens[position].startswith(":"):
+        status = tokens[position].split()[-1][0]
+        if status in "RC":
+            old, new = tokens[position + 1], tokens[position + 2]
+            if status == "R":
+                changes.append(TreeChange(status="D", path=old))
+            changes.append(TreeChange(status="A", path=new))
+            position += 3
+        else:
+            changes.append(TreeChange(status=status, path=tokens[position + 1]))
+            position += 2
+    numstat = "\0".join(tokens[position:])
+    return changes, numstat, patch
 
 
 def parse_tree_listing(listing: str) -> dict[str, tuple[str, str]]:

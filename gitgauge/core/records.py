@@ -164,10 +164,11 @@ class RaySettings(_HumanRecord):
 class RunSettings(_HumanRecord):
     history: Literal["isolated", "full"] = "isolated"
     """What git history an agent's workspace holds: `isolated` (default) only the history up to
-    the task's base, so no git command reaches the fix; `full` a worktree of your repository
+    the task's base, so no git command reaches the fix; `full` the objects of your repository
     (the spec's behaviour: every commit, the fix included, is readable)."""
     sandbox: Literal["auto", "bwrap", "none"] = "auto"
-    """Run agents and the scoring test commands in a bubblewrap sandbox: `auto` (default) when
+    """Run agents, the scoring test commands and mine's test runs in a bubblewrap sandbox (one
+    policy, so gold reproduces what mining saw): `auto` (default) when
     `bwrap` works on this machine, `bwrap` always (an error where it cannot), `none` never."""
     sandbox_network: StrictBool = True
     """Whether sandboxed commands share the network (agents need their API); false cuts it."""

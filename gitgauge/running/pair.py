@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gitgauge.core import links, process
+from gitgauge.core.checkout import AgentDiff
 from gitgauge.core.errors import GitGaugeError
 from gitgauge.core.git import Repository
 from gitgauge.core.prompt_template import render as render_prompt
@@ -177,10 +178,12 @@ class Pair:
             outcome = self._run_agent(planned, task, workspace, env, log_dir)
             fields.update(outcome_fields(outcome))
             # Measured for failed agents too: the patch of a timed-out agent helps to see why.
-            steps.read_work(start=task.base, fields=fields)
+            diff = steps.read_work(start=task.base, fields=fields)
             if not outcome.ok:
                 return
-            protection = protect(workspace.checkout, task.base, patterns=self.config.tests.patterns)
+            protection = protect(
+                workspace.checkout, diff, task.base, patterns=self.config.tests.patterns
+            )
             fields.update(reverted=protection.reverted, deleted=protection.deleted)
             graded = workspace.checkout.write_tree()
             if not steps.lay_graded(graded, base=task.base, fields=fields):
@@ -261,18 +264,20 @@ class PairSteps:
     def run_agent(self) -> AdapterOutcome:
         return self.pair._run_agent(self.planned, self.task, self.workspace, self.env, self.log_dir)
 
-    def read_work(self, *, start: str, fields: dict[str, Any]) -> None:
+    def read_work(self, *, start: str, fields: dict[str, Any]) -> AgentDiff:
         """What the agent left, read through gitgauge's own git directory and index (only
         this crosses to the grader), the harness taken out of it; its diff against `start`
         (the tree it started from) in `fields` and its patch in the logs."""
         checkout = self.workspace.checkout
         checkout.read_agent_tree(start)
         checkout.reset_paths(start, self.planned.harness.overlays)
-        stat = diffstat.diff_stat(checkout, start)
+        diff = checkout.diff(start)
+        stat = diffstat.diff_stat(diff)
         fields.update(
             diffFiles=stat.files, diffInsertions=stat.insertions, diffDeletions=stat.deletions
         )
-        atomic_write_text(self.log_dir / "agent.patch", diffstat.patch(checkout, start))
+        atomic_write_text(self.log_dir / "agent.patch", diff.patch)
+        return diff
 
     @property
     def test_mounts(self) -> Mounts:
@@ -285,6 +290,9 @@ class PairSteps:
         """A fresh checkout of `base` (the same one, reset and checked clean: nothing of the
         agent's survives), `setupCommand` run again on it, then `tree` laid in: the graded
         work is the agent's patch and nothing else. False (and an error) when setup fails."""
+        if not self.pair.config.setupCommand:  # nothing to run on base: straight to the tree
+            self.workspace.lay_fresh(tree)
+            return True
         self.workspace.reset(base)
         setup_error = self.setup()
         if setup_error is not None:

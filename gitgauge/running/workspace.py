@@ -113,10 +113,14 @@ class Workspace:
         return self.checkout.path
 
     def reset(self, commit: str) -> None:
-        """The checkout made exactly `commit` again (links relinked), checked clean."""
+        """The checkout made exactly `commit` again (links relinked), nothing else left."""
         self.checkout.reset(
             commit, stores=self.stores, link=self.link, link_from=self.link_from, warn=self.warn
         )
+
+    def lay_fresh(self, tree: str) -> None:
+        """The checkout made exactly `tree` (links relinked), nothing else left."""
+        self.checkout.lay_tree_fresh(tree, link=self.link, link_from=self.link_from, warn=self.warn)
 
 
 class TaskWorkspaces:

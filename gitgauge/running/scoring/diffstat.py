@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gitgauge.core.checkout import Checkout
+from gitgauge.core.checkout import AgentDiff
 
 
 @dataclass(frozen=True)
@@ -37,18 +37,13 @@ class DiffStat:
         return sum(change.deletions for change in self.changes)
 
 
-def diff_stat(checkout: Checkout, start: str) -> DiffStat:
-    """Line counts of the agent's tree (staged by `Checkout.read_agent_tree`) against `start`.
+def diff_stat(diff: AgentDiff) -> DiffStat:
+    """Line counts of the agent's tree (`Checkout.diff`) against the tree it started from.
 
     Renames are detected, so moving a file counts only the lines that changed. A binary file
     counts as one changed file with no inserted or deleted lines: it has no lines to count.
     """
-    return DiffStat(tuple(_parse_numstat(checkout.numstat(start))))
-
-
-def patch(checkout: Checkout, start: str) -> str:
-    """The agent's changes against `start` as a patch `git apply` accepts (binary too)."""
-    return checkout.patch(start)
+    return DiffStat(tuple(_parse_numstat(diff.numstat)))
 
 
 def _parse_numstat(output: str) -> list[FileChange]:

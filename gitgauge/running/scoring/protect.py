@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from gitgauge.core.checkout import Checkout
+from gitgauge.core.checkout import AgentDiff, Checkout
 from gitgauge.core.errors import GitGaugeError
 from gitgauge.core.paths import is_protected, is_test_infra
 
@@ -30,12 +30,15 @@ class Protection:
     """Brand-new test-infrastructure files the agent added, now removed."""
 
 
-def protect(checkout: Checkout, base: str, *, patterns: Sequence[str] = ()) -> Protection:
+def protect(
+    checkout: Checkout, diff: AgentDiff, base: str, *, patterns: Sequence[str] = ()
+) -> Protection:
     """Put protected changes of the agent's tree (staged in gitgauge's index by
-    `Checkout.read_agent_tree`) back to `base`, and say which paths were touched."""
+    `Checkout.read_agent_tree`; `diff` its changes against `base`) back to `base`, and say which
+    paths were touched."""
     reverted: list[str] = []
     deleted: list[str] = []
-    for change in checkout.changes(base):
+    for change in diff.changes:
         # Without rename detection a rename is a deletion plus an addition: the old path is a
         # pre-existing file (restored when protected), the new one a brand-new file.
         if change.status == "A":
