@@ -248,6 +248,8 @@ class Checkout:
             self.git("reset", "--quiet", "--hard", "--no-recurse-submodules", commit)
             self.git("clean", "-ffdxq")
         except (GitError, OSError) as error:
+            if self.commit is None:  # a new checkout: nothing of anyone's to clean away
+                raise
             warn(f"a checkout could not be cleaned ({error}); rebuilding it")
             _force_remove(self.path)
             self.path.mkdir()

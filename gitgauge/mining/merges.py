@@ -128,7 +128,31 @@ def classify_merge(
     )
     if regions > max_conflicts:
         return TOO_MANY, f"{regions} > {max_conflicts}"
+    moved = _submodules_the_merge_sets(repo, commit.sha, remade.tree)
+    if moved:
+        # Gold lays the merge's files into the workspace, and a submodule pointer is not a
+        # file: it would score below exact, and the EXACT columns are calibrated by gold.
+        return UNSUPPORTED, f"the merge itself sets submodule {moved[0]}"
     return MergeCandidate(commit, remade, regions)
+
+
+def _submodules_the_merge_sets(repo: Repository, merge: str, remade: str) -> list[str]:
+    """Submodule pointers (gitlinks) the recorded merge has that re-merging does not give."""
+    recorded = _gitlinks(repo.tree_listing(merge))
+    if not recorded:
+        return []
+    again = _gitlinks(repo.tree_listing(remade))
+    return sorted(path for path, sha in recorded.items() if again.get(path) != sha)
+
+
+def _gitlinks(listing: str) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for record in listing.split("\0"):
+        meta, _, path = record.partition("\t")
+        fields = meta.split()
+        if len(fields) == 3 and fields[0] == "160000":
+            found[path] = fields[2]
+    return found
 
 
 def build_prompt(repo: Repository, base: str, other: str, files: list[str]) -> str:

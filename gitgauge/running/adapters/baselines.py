@@ -49,7 +49,10 @@ def _write_recorded_merge(context: AdapterContext) -> None:
             if path is not None and path not in paths:
                 paths.append(path)
     lay_files(context.repo, task.merge, paths, context.workspace)
-    context.repo.git("add", "--all", "--", *paths, cwd=context.workspace)
+    # The whole tree: a path the merge deleted (a rename's old side, a modify/delete resolved by
+    # deleting) is in neither the work tree nor, after git's rename detection, the index, and
+    # naming it would fail ("pathspec did not match").
+    context.repo.git("add", "--all", "--", ".", cwd=context.workspace)
 
 
 @register
