@@ -130,7 +130,9 @@ def env_with(script: str) -> dict[str, str]:
 
 def test_the_report_path_reaches_pytest_and_other_runners(tmp_path: Path) -> None:
     env = report_env({"PYTEST_ADDOPTS": "-p no:cacheprovider"}, tmp_path / "r.xml")
-    assert env["PYTEST_ADDOPTS"] == f"-p no:cacheprovider --junitxml={tmp_path / 'r.xml'}"
+    assert env["PYTEST_ADDOPTS"] == (
+        f"-p no:cacheprovider --junitxml={tmp_path / 'r.xml'} --continue-on-collection-errors"
+    )
     assert env["GITGAUGE_JUNIT_XML"] == str(tmp_path / "r.xml")
 
 

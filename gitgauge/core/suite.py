@@ -1,7 +1,8 @@
 """Run the test suite with a per-test report: the plumbing mining and scoring share.
 
 Every run points the suite at a fresh report file outside the worktree: `PYTEST_ADDOPTS` gets
-`--junitxml=<file>` appended (so an unchanged `pytest -q` reports per test) and
+`--junitxml=<file> --continue-on-collection-errors` appended (so an unchanged `pytest -q` reports
+per test, and a module that does not import hides no other) and
 `GITGAUGE_JUNIT_XML` holds the same path for runners that take one. Reports a suite writes inside
 the worktree (`tests.junit`, a glob) are deleted before the run, so a stale one is never read.
 No usable report, or a run that timed out: the run has no report, and the caller uses the exit code.
@@ -86,9 +87,11 @@ def run_suite(
 
 
 def report_env(env: Mapping[str, str], report_path: Path) -> dict[str, str]:
-    """`env` pointing pytest and `$GITGAUGE_JUNIT_XML` runners at `report_path`."""
+    """`env` pointing pytest and `$GITGAUGE_JUNIT_XML` runners at `report_path`. pytest also
+    runs the modules that import after one that does not (`--continue-on-collection-errors`):
+    a new test module importing a name its parent lacks must not hide the parent's other tests."""
     out = dict(env)
-    addopts = f"--junitxml={shlex.quote(str(report_path))}"
+    addopts = f"--junitxml={shlex.quote(str(report_path))} --continue-on-collection-errors"
     earlier = out.get("PYTEST_ADDOPTS", "").strip()
     out["PYTEST_ADDOPTS"] = f"{earlier} {addopts}" if earlier else addopts
     out[REPORT_ENV] = str(report_path)
