@@ -257,6 +257,11 @@ def print_mine_summary(summary: MineSummary, store: Store) -> None:
             f"  no test passed at the parent: {summary.no_test_passed_at_parent} "
             "(may repair the environment rather than a bug: review them)"
         )
+    if summary.fail_to_pass_outside_fix:
+        say(
+            f"  FAIL_TO_PASS outside the fix's tests: {summary.fail_to_pass_outside_fix} "
+            "(real only if those tests failed before the fix: review them)"
+        )
     say(f"rejected:          {rejected}")
     for reason in REJECT_REASONS:
         if summary.rejected.get(reason):

@@ -230,6 +230,11 @@ class Repository:
         """`git ls-tree -r -z` of a commit: every file's mode, type, object id and path."""
         return self.git("ls-tree", "-r", "-z", commit)
 
+    def paths_at(self, commit: str) -> list[str]:
+        """Every file path of `commit`'s tree."""
+        listing = self.git("ls-tree", "-r", "-z", "--name-only", commit)
+        return [path for path in listing.split("\0") if path]
+
     def diff_text(self, old: str, new: str, paths: Sequence[str], *, binary: bool = False) -> str:
         """The unified diff of `paths` between two commits (renames detected; no external diff
         or textconv drivers of the user's config; paths taken literally, never as globs).

@@ -26,6 +26,7 @@ NO_REPORT_HINT = (
     "verdicts fall back to the exit code; see 'Per-test verdicts' in the README for the "
     "report option of your test runner"
 )
+EMPTY_REPORT = "the JUnit XML report lists no tests"
 _STOP_EARLY_FLAGS = ("-x", "--exitfirst", "--maxfail", "--sw", "--stepwise")
 
 
@@ -79,7 +80,7 @@ def run_suite(
         except ReportError as error:
             return SuiteRun(result, None, f"unreadable JUnit XML report: {error}")
         if not report.outcomes:
-            return SuiteRun(result, None, "the JUnit XML report lists no tests")
+            return SuiteRun(result, None, EMPTY_REPORT)
         return SuiteRun(result, report)
     finally:
         if holder is not None:

@@ -31,6 +31,14 @@ from gitgauge.mining.verify import Verdict, verify
 START_FAILURES_BEFORE_GIVING_UP = 3
 
 FAILED_TO_START = "test command failed to start"
+RUNS_NO_TEST = "runs no test at the fix"
+
+# Stop early, too, when the suite passes no test at the fix of this many candidates in a row
+# before any candidate showed that it can: the tests do not import, whatever the commit.
+NO_TESTS_BEFORE_GIVING_UP = 3
+# Verdicts that show the suite runs tests at a fix: after one, a candidate whose suite runs none
+# is that commit's own problem (old code on today's interpreter), not the command's.
+_SUITE_RAN = frozenset({"passes before the fix", "fails at the fix", "flaky"})
 
 # Not remembered: a command that could not start says nothing about the commit, and a parent
 # missing from a shallow clone is there after `git fetch --unshallow`.
@@ -63,6 +71,11 @@ class MineSummary:
     def no_test_passed_at_parent(self) -> int:
         """Verified tasks whose parent passed no test at all: to review (see Task)."""
         return sum(1 for task in self.tasks if task.noTestPassedAtParent)
+
+    @property
+    def fail_to_pass_outside_fix(self) -> int:
+        """Verified tasks whose FAIL_TO_PASS holds none of the fix's own tests: to review."""
+        return sum(1 for task in self.tasks if task.failToPassOutsideFix)
 
     @property
     def verified_title_only(self) -> int:
@@ -204,6 +217,8 @@ def mine(
             to_verify.append(candidate)
 
     start_failures = 0
+    no_tests: list[Verdict] = []
+    suite_ran = False
     verdicts = _verify_all(repo, config, to_verify, jobs=jobs, warn=warn, events=events)
     try:
         for verdict in verdicts:
@@ -216,11 +231,19 @@ def mine(
                 assert verdict.reason is not None
                 summary.rejected[verdict.reason] += 1
                 start_failures = start_failures + 1 if verdict.reason == FAILED_TO_START else 0
+            suite_ran = suite_ran or verdict.task is not None or verdict.reason in _SUITE_RAN
+            no_tests = [*no_tests, verdict] if verdict.reason == RUNS_NO_TEST else []
             if verdict.reason not in _NOT_REMEMBERED:
                 _remember(store, config, verdict)
             events.on_verdict(verdict)
             if start_failures >= START_FAILURES_BEFORE_GIVING_UP:
                 raise _never_started(config, f"at {start_failures} candidates in a row")
+            if len(no_tests) >= NO_TESTS_BEFORE_GIVING_UP and not suite_ran:
+                # The command is wrong, not these commits: once it is fixed, judge them again.
+                for streak in no_tests:
+                    key = judgement_key(streak.commit.sha, config)
+                    store.judgement_path(key).unlink(missing_ok=True)
+                raise _runs_no_test(config, no_tests)
     finally:
         # Stop the workers and remove their worktrees now, not when the generator is collected.
         verdicts.close()
@@ -307,6 +330,16 @@ def _never_started(config: RepoConfig, where: str) -> ConfigError:
     return ConfigError(
         f"testCommand {config.testCommand!r} failed to start (not found or not executable) "
         f"{where}: fix testCommand in gitgauge.yaml"
+    )
+
+
+def _runs_no_test(config: RepoConfig, verdicts: list[Verdict]) -> ConfigError:
+    return ConfigError(
+        f"testCommand {config.testCommand!r} passed no test at the fix of {len(verdicts)} "
+        f"candidates in a row (the last: {verdicts[-1].detail}): the tests likely do not "
+        "import. Put the package on the path (PYTHONPATH=src, or pytest's `pythonpath = src`), "
+        "install what is missing in setupCommand, or run the interpreter that has the "
+        "dependencies (`.venv/bin/python -m pytest`); fix gitgauge.yaml and mine again"
     )
 
 
