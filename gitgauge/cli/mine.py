@@ -245,6 +245,10 @@ def print_mine_summary(summary: MineSummary, store: Store) -> None:
     say(f"candidates:        {summary.candidates}")
     if summary.already_mined:
         say(f"  already mined:   {summary.already_mined}")
+    if summary.duplicates:
+        say(f"  duplicates:      {len(summary.duplicates)} (the same patch as a kept candidate)")
+        for commit, kept in summary.duplicates:
+            say(f"    {commit.sha[:8]} duplicate of {kept}")
     if summary.judged_before:
         say(f"  judged before:   {summary.judged_before} (--force judges them again)")
     say(f"  skipped (title-only): {summary.skipped_title_only}")

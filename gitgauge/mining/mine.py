@@ -17,6 +17,7 @@ from gitgauge.core.errors import ConfigError, GitError, UsageError
 from gitgauge.core.git import Commit, Repository
 from gitgauge.core.mergetree import check_git_version
 from gitgauge.core.parallel import in_order
+from gitgauge.core.paths import is_markdown
 from gitgauge.core.records import PromptQuality, RepoConfig, Task
 from gitgauge.core.store import Store, atomic_write_json
 from gitgauge.core.suite import stop_early_warning
@@ -56,6 +57,9 @@ class MineSummary:
     """Candidates rejected (or verified and since deleted) by an earlier mine with the same
     commands; `--force` judges them again."""
     skipped_title_only: int = 0
+    duplicates: list[tuple[Commit, str]] = field(default_factory=list)
+    """Candidates with the same patch as a kept one (a cherry-pick, a backport), not verified:
+    each with the id of the candidate kept instead."""
     rules: RuleCounts = field(default_factory=RuleCounts)
     """How many commits each subject and file rule took and dropped."""
     rejected: Counter[str] = field(default_factory=Counter)
@@ -147,6 +151,30 @@ def judgement_key(sha: str, config: RepoConfig) -> str:
     return f"{sha}-{hashlib.sha256(commands.encode()).hexdigest()[:12]}"
 
 
+def duplicates(
+    repo: Repository, candidates: list[Candidate], *, mined: set[str]
+) -> dict[str, Candidate]:
+    """One fix, one task: candidates whose change (`git patch-id --stable` of everything but
+    Markdown: a backport's changelog line differs) is the same as another's -> the candidate kept
+    for them: the one already saved as a task, else the newest (the first in `git log` order).
+    Cherry-picks to release lines are the same bug, not independent tasks."""
+    groups: dict[str, list[Candidate]] = {}
+    for candidate in candidates:
+        commit = candidate.commit
+        paths = [path for path in commit.paths if not is_markdown(path)]
+        try:
+            patch = repo.patch_id(commit.parents[0], commit.sha, paths) if commit.parents else None
+        except GitError:  # the parent is not in this clone: verification will say so
+            patch = None
+        if patch is not None:
+            groups.setdefault(patch, []).append(candidate)
+    kept: dict[str, Candidate] = {}
+    for group in groups.values():
+        keeper = next((c for c in group if c.commit.sha in mined), group[0])
+        kept.update({c.commit.sha: keeper for c in group if c is not keeper})
+    return kept
+
+
 @dataclass(frozen=True)
 class MineEvents:
     """Callbacks for progress output (the CLI renders them)."""
@@ -196,15 +224,22 @@ def mine(
     if merge_commits is not None:
         check_git_version(repo.root)
     # Candidates are few compared with commits: holding them keeps memory bounded by candidates.
+    candidates = list(
+        find_candidates(repo, config, last=count, summary=summary, merge_commits=merge_commits)
+    )
+    kept_instead = duplicates(repo, candidates, mined=mined)
     to_verify: list[Candidate] = []
-    for candidate in find_candidates(
-        repo, config, last=count, summary=summary, merge_commits=merge_commits
-    ):
+    for candidate in candidates:
         sha = candidate.commit.sha
         earlier = None if force else store.load_judgement(judgement_key(sha, config))
+        keeper = kept_instead.get(sha)
         if sha in mined:
             summary.already_mined += 1
             events.on_skip(candidate.commit, "already mined")
+        elif keeper is not None:
+            kept_id = classify.task_id(keeper.commit.sha, keeper.commit.subject)
+            summary.duplicates.append((candidate.commit, kept_id))
+            events.on_skip(candidate.commit, f"duplicate of {kept_id}")
         elif earlier is not None:
             summary.judged_before += 1
             events.on_skip(candidate.commit, f"judged before: {earlier}")
