@@ -398,6 +398,11 @@ class _Commands:
     def test(self, worktree: Path) -> SuiteRun:
         run = run_suite(self.config, worktree, env=self._env(worktree))
         # A run without a report is warned about by the verdict, when exit codes decide.
+        if run.source == "tap":
+            self.warn(
+                "testCommand wrote no JUnit XML report: per-test outcomes are read from the TAP "
+                "it prints"
+            )
         if run.report is not None and run.report.duplicates:
             self.warn(
                 f"the JUnit XML report names some tests more than once (e.g. "
