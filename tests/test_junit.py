@@ -130,7 +130,9 @@ def env_with(script: str) -> dict[str, str]:
 
 def test_the_report_path_reaches_pytest_and_other_runners(tmp_path: Path) -> None:
     env = report_env({"PYTEST_ADDOPTS": "-p no:cacheprovider"}, tmp_path / "r.xml")
-    assert env["PYTEST_ADDOPTS"] == f"-p no:cacheprovider --junitxml={tmp_path / 'r.xml'}"
+    assert env["PYTEST_ADDOPTS"] == (
+        f"-p no:cacheprovider --junitxml={tmp_path / 'r.xml'} --continue-on-collection-errors"
+    )
     assert env["GITGAUGE_JUNIT_XML"] == str(tmp_path / "r.xml")
 
 
@@ -206,12 +208,19 @@ def report_of(outcomes: dict[str, str]) -> TestReport:
     return report
 
 
+def owning(*names: str) -> pertest.Owners:
+    """Owners whose fix's own tests are `names` (written in its one test file)."""
+    text = "\n".join(names)
+    return pertest.Owners(["t.js"], tree=list, read=lambda path: text)
+
+
 def test_fail_to_pass_pass_to_pass_flaky_and_broken_on_both_sides() -> None:
     fix = {"new": "passed", "old": "passed", "env": "failed", "flip": "passed"}
     parent = {"old": "passed", "env": "failed", "flip": "passed"}  # "new" did not import
     split = pertest.split(
         [report_of(fix), report_of({**fix, "flip": "failed"})],
         [report_of(parent), report_of(parent)],
+        owners=owning("new"),
     )
     assert split.fail_to_pass == ["new"]
     assert split.pass_to_pass == ["old"]
@@ -221,6 +230,50 @@ def test_fail_to_pass_pass_to_pass_flaky_and_broken_on_both_sides() -> None:
 
 
 def test_a_parent_where_no_test_passes_is_flagged() -> None:
-    split = pertest.split([report_of({"a": "passed", "b": "passed"})], [report_of({"a": "error"})])
+    split = pertest.split(
+        [report_of({"a": "passed", "b": "passed"})], [report_of({"a": "error"})], owners=owning("b")
+    )
     assert split.fail_to_pass == ["a", "b"]
     assert split.no_test_passed_at_parent is True
+
+
+def owners(test_files: list[str], tree: list[str], **locations: str) -> pertest.Owners:
+    texts = {"test/words.test.js": "test('counts words', () => {});\n"}
+    return pertest.Owners(
+        test_files, tree=lambda: tree, read=texts.get, locations=dict(locations.items())
+    )
+
+
+def test_pytest_names_belong_to_the_module_their_classname_is() -> None:
+    tree = ["tests/test_sign.py", "tests/test_calc.py", "tests/__init__.py"]
+    sign = owners(["tests/test_sign.py", "src/calc.py"], tree)
+    assert sign.owned("tests.test_sign::test_sign")
+    assert sign.owned("tests.test_sign.TestSign::test_zero[0-0]")
+    assert sign.owned("tests.test_sign")  # pytest's collection error of the module
+    assert not sign.owned("tests.test_calc::test_sign")
+    assert not sign.owned("tests.test_calc.TestAdd::test_add")
+    # pytest run from a subdirectory names modules from there.
+    nested = owners(["python/tests/test_sign.py"], ["python/tests/test_sign.py"])
+    assert nested.owned("tests.test_sign::test_sign")
+    java = ["src/test/java/com/acme/FooTest.java", "src/test/java/com/acme/BarTest.java"]
+    assert owners(java[:1], java).owned("com.acme.FooTest::testFoo")
+    assert not owners(java[:1], java).owned("com.acme.BarTest::testFoo")
+
+
+def test_a_file_attribute_or_a_path_classname_names_the_file() -> None:
+    words = owners(["test/words.test.js"], [])
+    assert words.owned("Words::splits") is False  # not written in the file, no file named
+    located = owners(["test/words.test.js"], [], **{"Words::splits": "/wt/x/test/words.test.js"})
+    assert located.owned("Words::splits")
+    elsewhere = owners(["test/words.test.js"], [], **{"Words::splits": "test/other.test.js"})
+    assert not elsewhere.owned("Words::splits")
+    assert words.owned("test/words.test.js::splits")  # vitest: the classname is the file
+    assert not words.owned("test/other.test.js::counts words")
+
+
+def test_names_without_a_file_belong_where_they_are_written() -> None:
+    words = owners(["test/words.test.js"], ["test/test.js"])
+    assert words.owned("test::counts words")  # node's runner: classname `test`, no file
+    assert not words.owned("test::ignores spaces")
+    assert words.owned("counts words")  # a TAP name
+    assert not words.owned("test/other.js > counts words")  # a TAP name under its file

@@ -876,3 +876,50 @@ def test_users_log_encoding_does_not_change_the_subject(sample: GitRepo, tmp_pat
 
     assert result.returncode == 0, result.stderr
     assert load_tasks(sample)[fix]["subject"] == "Fix café crash"
+
+
+def test_one_fix_cherry_picked_to_two_release_branches_is_one_task(
+    sample: GitRepo, tmp_path: Path
+) -> None:
+    """The same patch on main and on two release lines (each with its own changelog line) is one
+    bug: the newest is verified, the others are listed as its duplicates and never checked out."""
+    buggy = "def clamp(x, lo, hi):\n    return max(lo, x)\n"
+    sample.commit("Add clamp helper", files={"src/clamp.py": buggy})
+    sample.git("branch", "release-1")
+    sample.git("branch", "release-2")
+    fix_files: dict[str, str | bytes | None] = {
+        "src/clamp.py": "def clamp(x, lo, hi):\n    return min(hi, max(lo, x))\n",
+        "tests/test_clamp.py": "from clamp import clamp\n\n\n"
+        "def test_upper():\n    assert clamp(15, 0, 10) == 10\n",
+    }
+    sample.commit("Add notes", files={"NOTES.txt": "notes\n"})
+    picks = {"main": sample.commit("Fix clamp upper bound", files=fix_files)}
+    for branch in ("release-1", "release-2"):
+        sample.git("checkout", "-q", branch)
+        changelog = {"CHANGELOG.md": f"# {branch}\n\n- fix clamp\n"}
+        picks[branch] = sample.commit("Fix clamp upper bound", files={**fix_files, **changelog})
+    sample.git("checkout", "-q", "main")
+    for branch in ("release-1", "release-2"):
+        sample.git("merge", "-q", "--no-ff", "-s", "ours", "-m", f"Merge {branch}", branch)
+    write_config(sample)
+    journal = tmp_path / "journal.jsonl"
+
+    result = run_gitgauge("mine", cwd=sample.root, env=mine_env(journal))
+
+    assert result.returncode == 0, result.stderr
+    assert list(load_tasks(sample)) == [picks["release-2"]]
+    kept = load_tasks(sample)[picks["release-2"]]["id"]
+    for branch in ("main", "release-1"):
+        assert f"skipped   {picks[branch][:8]} Fix clamp upper bound  [duplicate of {kept}]" in (
+            result.stdout
+        )
+        assert f"    {picks[branch][:8]} duplicate of {kept}" in result.stdout
+        assert picks[branch] not in {run["head"] for run in read_journal(journal)}
+    assert summary(result.stdout)["duplicates"] == "2 (the same patch as a kept candidate)"
+
+    explained = run_gitgauge("mine", "--explain", picks["main"], cwd=sample.root)
+    assert explained.returncode == 0, explained.stderr
+    assert f"verdict  a candidate; duplicate of {kept} (the same patch)" in explained.stdout
+    again = run_gitgauge("mine", cwd=sample.root, env=mine_env(journal))
+    assert again.returncode == 0, again.stderr
+    assert list(load_tasks(sample)) == [picks["release-2"]]  # still one: kept is already mined

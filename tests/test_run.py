@@ -192,6 +192,30 @@ def test_script_and_noop_end_to_end(demo: GitRepo, tmp_path: Path) -> None:
         ("fixer", 1, 1),
     ]
     assert rows["fixer"]["avgDiff"] == 2.0 and rows["fixer"]["regressed"] == 0
+    assert "were mined with" not in outcome.stderr  # the commands the tasks were proved with
+
+
+def test_a_run_under_other_commands_than_the_tasks_were_mined_with_warns_once(
+    demo: GitRepo, tmp_path: Path
+) -> None:
+    mined_with = demo_test_command(sys.executable)
+    write_gitgauge_yaml(demo.root, setup="true")
+    config = demo.root / "gitgauge.yaml"
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace(json.dumps(mined_with), json.dumps(f"true && {mined_with}")))
+    noop = agent_config(tmp_path / "configs", "noop", adapter="noop")
+
+    outcome = run_gitgauge("run", "-c", noop, cwd=demo.root)
+
+    assert outcome.returncode == 0, outcome.stderr
+    warnings = [line for line in outcome.stderr.splitlines() if "were mined with" in line]
+    assert len(warnings) == 1, outcome.stderr
+    assert f"3 of 3 task(s) were mined with testCommand {mined_with!r}" in warnings[0]
+    assert f"gitgauge.yaml has {f'true && {mined_with}'!r}" in warnings[0]
+    assert (
+        "3 of 3 task(s) were mined with setupCommand None, gitgauge.yaml has 'true'"
+        in (warnings[0])
+    )
 
 
 def test_a_failing_setup_and_a_crashing_agent_are_errors_and_the_run_goes_on(

@@ -245,6 +245,10 @@ def print_mine_summary(summary: MineSummary, store: Store) -> None:
     say(f"candidates:        {summary.candidates}")
     if summary.already_mined:
         say(f"  already mined:   {summary.already_mined}")
+    if summary.duplicates:
+        say(f"  duplicates:      {len(summary.duplicates)} (the same patch as a kept candidate)")
+        for commit, kept in summary.duplicates:
+            say(f"    {commit.sha[:8]} duplicate of {kept}")
     if summary.judged_before:
         say(f"  judged before:   {summary.judged_before} (--force judges them again)")
     say(f"  skipped (title-only): {summary.skipped_title_only}")
@@ -256,6 +260,11 @@ def print_mine_summary(summary: MineSummary, store: Store) -> None:
         say(
             f"  no test passed at the parent: {summary.no_test_passed_at_parent} "
             "(may repair the environment rather than a bug: review them)"
+        )
+    if summary.fail_to_pass_outside_fix:
+        say(
+            f"  FAIL_TO_PASS outside the fix's tests: {summary.fail_to_pass_outside_fix} "
+            "(real only if those tests failed before the fix: review them)"
         )
     say(f"rejected:          {rejected}")
     for reason in REJECT_REASONS:

@@ -272,6 +272,30 @@ class Repository:
         """`git ls-tree -r -z` of a commit: every file's mode, type, object id and path."""
         return self.git("ls-tree", "-r", "-z", commit)
 
+    def paths_at(self, commit: str) -> list[str]:
+        """Every file path of `commit`'s tree."""
+        listing = self.git("ls-tree", "-r", "-z", "--name-only", commit)
+        return [path for path in listing.split("\0") if path]
+
+    def patch_id(self, old: str, new: str, paths: Sequence[str]) -> str | None:
+        """`git patch-id --stable` of the diff of `paths` between two commits: equal for the
+        same change made on two lines of history (a cherry-pick, a backport); None when the
+        paths do not differ."""
+        diff = self.diff_text(old, new, paths, binary=True)
+        if not diff:
+            return None
+        result = process.run(
+            ["git", *NO_HOOKS, "patch-id", "--stable"],
+            cwd=self.root,
+            stdin_text=diff,
+            tail_bytes=None,
+        )
+        if not result.ok:
+            detail = result.stderr_tail.strip() or f"exit {result.exit_code}"
+            raise GitError(f"git patch-id failed: {detail}")
+        words = result.stdout_tail.split()
+        return words[0] if words else None
+
     def diff_text(self, old: str, new: str, paths: Sequence[str], *, binary: bool = False) -> str:
         """The unified diff of `paths` between two commits (renames detected; no external diff
         or textconv drivers of the user's config; paths taken literally, never as globs).

@@ -4,7 +4,9 @@ A streaming parser (`xml.etree.ElementTree.iterparse`): each `<testcase>` is rea
 soon as it ends, so memory stays bounded by the number of tests, not by their captured output.
 Handles nested `<testsuites>`, several files, `failure` / `error` / `skipped`, and duplicate names
 (the worst outcome wins; the names are reported). A test is named `classname::name` (just `name`
-without a class), control characters escaped so that a name is always one line.
+without a class), control characters escaped so that a name is always one line. A `file`
+attribute, where the runner writes one (mocha's xunit reporter, pytest's xunit1 family), is kept:
+mining uses it to tell the fix's own tests from the others.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ class TestReport:
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     duplicates: set[str] = field(default_factory=set)
     """Names reported more than once (their worst outcome is kept)."""
+    locations: dict[str, str] = field(default_factory=dict)
+    """Test name -> the file its report names (the `file` attribute), where it names one."""
     files: int = 0
 
     def passed(self, name: str) -> bool:
@@ -88,6 +92,7 @@ def parse_into(path: Path, report: TestReport) -> None:
     report.duplicates |= found.duplicates
     for name, outcome in found.outcomes.items():
         report.add(name, outcome)
+    report.locations.update(found.locations)
     report.files += 1
 
 
@@ -105,7 +110,11 @@ def _parse_stream(source: IO[bytes] | _Utf8Repaired, report: TestReport) -> None
             kind = _OUTCOME_OF_TAG.get(child.tag)
             if kind is not None and _RANK[kind] > _RANK[outcome]:
                 outcome = kind
-        report.add(test_name(element.get("classname"), element.get("name")), outcome)
+        name = test_name(element.get("classname"), element.get("name"))
+        report.add(name, outcome)
+        location = element.get("file")
+        if location:
+            report.locations[name] = location
         # Drop the test case's children (captured output, tracebacks) now.
         element.clear()
 

@@ -332,6 +332,12 @@ class Task(BaseModel):
     """Tests whose outcome changed between two runs of one commit: ignored by scoring."""
     noTestPassedAtParent: StrictBool = False
     """No test passed at the parent: the fix may repair the environment, not a bug; review it."""
+    notRunAtParent: StrictInt = 0
+    """Tests passing at the fix that did not run at the parent (missing from its report, and of
+    no test file of the fix): neither FAIL_TO_PASS nor PASS_TO_PASS."""
+    failToPassOutsideFix: StrictBool = False
+    """FAIL_TO_PASS holds no test of the fix's own test files: real only if those tests failed
+    before the fix for the reason it repairs; review it."""
     rewriteModel: StrictStr | None = None
     """Model id that rewrote `prompt` (None: the prompt is the commit message's)."""
     rewriteBackend: Literal["anthropic-sdk", "claude-cli"] | None = None

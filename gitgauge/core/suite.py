@@ -1,11 +1,13 @@
 """Run the test suite with a per-test report: the plumbing mining and scoring share.
 
 Every run points the suite at a fresh report file outside the worktree: `PYTEST_ADDOPTS` gets
-`--junitxml=<file>` appended (so an unchanged `pytest -q` reports per test) and
+`--junitxml=<file> --continue-on-collection-errors` appended (so an unchanged `pytest -q` reports
+per test, and a module that does not import hides no other) and
 `GITGAUGE_JUNIT_XML` holds the same path for runners that take one. Reports a suite writes inside
 the worktree (`tests.junit`, a glob) are deleted before the run, so a stale one is never read.
-No usable report, or a run that timed out or was interrupted: the run has no report, and the
-caller uses the exit code.
+Without a JUnit report, the TAP a suite prints on stdout is read instead (`core.tap`: tape,
+node-tap, node's runner). No usable report, or a run that timed out or was interrupted: the run
+has no report, and the caller uses the exit code.
 """
 
 from __future__ import annotations
@@ -16,16 +18,19 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from gitgauge.core import process
 from gitgauge.core.junit import ReportError, TestReport, parse_reports
 from gitgauge.core.records import RepoConfig
+from gitgauge.core.tap import looks_like_tap, parse_tap
 
 REPORT_ENV = "GITGAUGE_JUNIT_XML"
 NO_REPORT_HINT = (
     "verdicts fall back to the exit code; see 'Per-test verdicts' in the README for the "
     "report option of your test runner"
 )
+EMPTY_REPORT = "the JUnit XML report lists no tests"
 _STOP_EARLY_FLAGS = ("-x", "--exitfirst", "--maxfail", "--sw", "--stepwise")
 
 
@@ -36,6 +41,8 @@ class SuiteRun:
     """Per-test outcomes; None when the run gave no usable report (or timed out)."""
     problem: str | None = None
     """Why a finished run has no usable report."""
+    source: Literal["junit", "tap"] | None = None
+    """Where `report` came from: JUnit XML files, or the TAP the suite printed on stdout."""
 
 
 def run_suite(
@@ -48,12 +55,14 @@ def run_suite(
     stderr_path: Path | None = None,
     wrapper: Sequence[str] = (),
 ) -> SuiteRun:
-    """Run `testCommand` in `worktree` and read its JUnit report. `report_path` (outside the
-    worktree) keeps the report, e.g. in a run's logs; by default it goes to a temporary file."""
+    """Run `testCommand` in `worktree` and read its JUnit report, else the TAP it printed.
+    `report_path` (outside the worktree) keeps the report, e.g. in a run's logs; by default it
+    goes to a temporary file, as stdout does without `stdout_path`."""
     holder: Path | None = None
-    if report_path is None:
+    if report_path is None or stdout_path is None:
         holder = Path(tempfile.mkdtemp(prefix="gitgauge-junit-"))
-        report_path = holder / "report.xml"
+        report_path = report_path or holder / "report.xml"
+        stdout_path = stdout_path or holder / "stdout.txt"
     try:
         report_path.parent.mkdir(parents=True, exist_ok=True)
         report_path.unlink(missing_ok=True)
@@ -74,23 +83,38 @@ def run_suite(
             config, worktree
         )
         if not files:
-            return SuiteRun(result, None, "testCommand wrote no JUnit XML report")
+            return _from_tap(result, stdout_path)
         try:
             report = parse_reports(files)
         except ReportError as error:
             return SuiteRun(result, None, f"unreadable JUnit XML report: {error}")
         if not report.outcomes:
-            return SuiteRun(result, None, "the JUnit XML report lists no tests")
-        return SuiteRun(result, report)
+            return SuiteRun(result, None, EMPTY_REPORT)
+        return SuiteRun(result, report, source="junit")
     finally:
         if holder is not None:
             shutil.rmtree(holder, ignore_errors=True)
 
 
+def _from_tap(result: process.CommandResult, stdout_path: Path) -> SuiteRun:
+    """No JUnit XML: the tests of the TAP on stdout (tape, node-tap, node's runner), if any."""
+    try:
+        text = stdout_path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = ""
+    if looks_like_tap(text):
+        report = parse_tap(text)
+        if report.outcomes:
+            return SuiteRun(result, report, source="tap")
+    return SuiteRun(result, None, "testCommand wrote no JUnit XML report")
+
+
 def report_env(env: Mapping[str, str], report_path: Path) -> dict[str, str]:
-    """`env` pointing pytest and `$GITGAUGE_JUNIT_XML` runners at `report_path`."""
+    """`env` pointing pytest and `$GITGAUGE_JUNIT_XML` runners at `report_path`. pytest also
+    runs the modules that import after one that does not (`--continue-on-collection-errors`):
+    a new test module importing a name its parent lacks must not hide the parent's other tests."""
     out = dict(env)
-    addopts = f"--junitxml={shlex.quote(str(report_path))}"
+    addopts = f"--junitxml={shlex.quote(str(report_path))} --continue-on-collection-errors"
     earlier = out.get("PYTEST_ADDOPTS", "").strip()
     out["PYTEST_ADDOPTS"] = f"{earlier} {addopts}" if earlier else addopts
     out[REPORT_ENV] = str(report_path)

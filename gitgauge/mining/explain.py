@@ -1,6 +1,7 @@
 """`gitgauge mine --explain SHA`: the decision for one commit, rule by rule, without verifying.
 
-It reads only: the commit, `gitgauge.yaml`, the saved tasks and the remembered verdicts.
+It reads only: the commit, `gitgauge.yaml`, the saved tasks, the remembered verdicts and, for a
+candidate, the other candidates of the window (is it the same patch as one `mine` keeps?).
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from gitgauge.core.git import Commit, Repository
 from gitgauge.core.records import RepoConfig
 from gitgauge.core.store import Store
 from gitgauge.core.worktree import Warn
-from gitgauge.mining import rules
+from gitgauge.mining import classify, rules
 from gitgauge.mining.classify import SUBJECT_RULES
-from gitgauge.mining.mine import judgement_key
+from gitgauge.mining.mine import MineSummary, duplicates, find_candidates, judgement_key
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,8 @@ class Explanation:
     """The id of the task saved for this commit, if any."""
     remembered: str | None
     """An earlier mine's verdict under the current commands, if any."""
+    duplicate_of: str | None = None
+    """The id of the candidate kept instead of this one (the same patch), if any."""
 
     @property
     def verdict(self) -> str:
@@ -40,6 +43,11 @@ class Explanation:
         assert self.decision is not None
         if not self.decision.candidate:
             return "not a candidate"
+        if self.duplicate_of is not None:
+            return (
+                f"a candidate; duplicate of {self.duplicate_of} (the same patch): "
+                "`gitgauge mine` keeps that one"
+            )
         if self.remembered is not None:
             return f"a candidate; judged before: {self.remembered} (--force judges it again)"
         where = "" if self.in_window else f" (but not among the last {self.last} commits of HEAD)"
@@ -89,6 +97,13 @@ def explain(
     files = rules.describe_files(commit, config) if decision and decision.paths else []
     task = next((t.id for t in store.load_tasks(warn=warn) if t.fix == sha), None)
     remembered = store.load_judgement(judgement_key(sha, config))
+    duplicate_of = None
+    if task is None and in_window and decision is not None and decision.candidate:
+        candidates = list(find_candidates(repo, config, last=count, summary=MineSummary()))
+        mined = store.mined_fix_shas(warn=warn)
+        keeper = duplicates(repo, candidates, mined=mined).get(sha)
+        if keeper is not None:
+            duplicate_of = classify.task_id(keeper.commit.sha, keeper.commit.subject)
     return Explanation(
         commit=commit,
         last=count,
@@ -98,4 +113,5 @@ def explain(
         files=files,
         task=task,
         remembered=remembered,
+        duplicate_of=duplicate_of,
     )

@@ -18,6 +18,7 @@ from gitgauge.core.errors import ConfigError, GitError, UsageError
 from gitgauge.core.git import Commit, Repository
 from gitgauge.core.mergetree import check_git_version
 from gitgauge.core.parallel import in_order
+from gitgauge.core.paths import is_markdown
 from gitgauge.core.records import PromptQuality, RepoConfig, Task
 from gitgauge.core.sandbox import Sandbox
 from gitgauge.core.sandbox import prepare as prepare_sandbox
@@ -34,6 +35,14 @@ from gitgauge.mining.verify import Verdict, verify
 START_FAILURES_BEFORE_GIVING_UP = 3
 
 FAILED_TO_START = "test command failed to start"
+RUNS_NO_TEST = "runs no test at the fix"
+
+# Stop early, too, when the suite passes no test at the fix of this many candidates in a row
+# before any candidate showed that it can: the tests do not import, whatever the commit.
+NO_TESTS_BEFORE_GIVING_UP = 3
+# Verdicts that show the suite runs tests at a fix: after one, a candidate whose suite runs none
+# is that commit's own problem (old code on today's interpreter), not the command's.
+_SUITE_RAN = frozenset({"passes before the fix", "fails at the fix", "flaky"})
 
 # Not remembered: a command that could not start says nothing about the commit, and a parent
 # missing from a shallow clone is there after `git fetch --unshallow`.
@@ -51,6 +60,9 @@ class MineSummary:
     """Candidates rejected (or verified and since deleted) by an earlier mine with the same
     commands; `--force` judges them again."""
     skipped_title_only: int = 0
+    duplicates: list[tuple[Commit, str]] = field(default_factory=list)
+    """Candidates with the same patch as a kept one (a cherry-pick, a backport), not verified:
+    each with the id of the candidate kept instead."""
     rules: RuleCounts = field(default_factory=RuleCounts)
     """How many commits each subject and file rule took and dropped."""
     rejected: Counter[str] = field(default_factory=Counter)
@@ -66,6 +78,11 @@ class MineSummary:
     def no_test_passed_at_parent(self) -> int:
         """Verified tasks whose parent passed no test at all: to review (see Task)."""
         return sum(1 for task in self.tasks if task.noTestPassedAtParent)
+
+    @property
+    def fail_to_pass_outside_fix(self) -> int:
+        """Verified tasks whose FAIL_TO_PASS holds none of the fix's own tests: to review."""
+        return sum(1 for task in self.tasks if task.failToPassOutsideFix)
 
     @property
     def verified_title_only(self) -> int:
@@ -137,6 +154,30 @@ def judgement_key(sha: str, config: RepoConfig) -> str:
     return f"{sha}-{hashlib.sha256(commands.encode()).hexdigest()[:12]}"
 
 
+def duplicates(
+    repo: Repository, candidates: list[Candidate], *, mined: set[str]
+) -> dict[str, Candidate]:
+    """One fix, one task: candidates whose change (`git patch-id --stable` of everything but
+    Markdown: a backport's changelog line differs) is the same as another's -> the candidate kept
+    for them: the one already saved as a task, else the newest (the first in `git log` order).
+    Cherry-picks to release lines are the same bug, not independent tasks."""
+    groups: dict[str, list[Candidate]] = {}
+    for candidate in candidates:
+        commit = candidate.commit
+        paths = [path for path in commit.paths if not is_markdown(path)]
+        try:
+            patch = repo.patch_id(commit.parents[0], commit.sha, paths) if commit.parents else None
+        except GitError:  # the parent is not in this clone: verification will say so
+            patch = None
+        if patch is not None:
+            groups.setdefault(patch, []).append(candidate)
+    kept: dict[str, Candidate] = {}
+    for group in groups.values():
+        keeper = next((c for c in group if c.commit.sha in mined), group[0])
+        kept.update({c.commit.sha: keeper for c in group if c is not keeper})
+    return kept
+
+
 @dataclass(frozen=True)
 class MineEvents:
     """Callbacks for progress output (the CLI renders them)."""
@@ -186,15 +227,22 @@ def mine(
     if merge_commits is not None:
         check_git_version(repo.root)
     # Candidates are few compared with commits: holding them keeps memory bounded by candidates.
+    candidates = list(
+        find_candidates(repo, config, last=count, summary=summary, merge_commits=merge_commits)
+    )
+    kept_instead = duplicates(repo, candidates, mined=mined)
     to_verify: list[Candidate] = []
-    for candidate in find_candidates(
-        repo, config, last=count, summary=summary, merge_commits=merge_commits
-    ):
+    for candidate in candidates:
         sha = candidate.commit.sha
         earlier = None if force else store.load_judgement(judgement_key(sha, config))
+        keeper = kept_instead.get(sha)
         if sha in mined:
             summary.already_mined += 1
             events.on_skip(candidate.commit, "already mined")
+        elif keeper is not None:
+            kept_id = classify.task_id(keeper.commit.sha, keeper.commit.subject)
+            summary.duplicates.append((candidate.commit, kept_id))
+            events.on_skip(candidate.commit, f"duplicate of {kept_id}")
         elif earlier is not None:
             summary.judged_before += 1
             events.on_skip(candidate.commit, f"judged before: {earlier}")
@@ -264,6 +312,8 @@ def _verify_candidates(
     sandbox: Sandbox | None,
 ) -> None:
     start_failures = 0
+    no_tests: list[Verdict] = []
+    suite_ran = False
     verdicts = _verify_all(
         repo, config, to_verify, jobs=jobs, warn=warn, events=events, pool=pool, sandbox=sandbox
     )
@@ -285,11 +335,19 @@ def _verify_candidates(
                         "Make the suite write only inside its checkout or into new files under "
                         "$HOME, or set run.sandbox: none (see 'Sandbox' in the README)"
                     )
+            suite_ran = suite_ran or verdict.task is not None or verdict.reason in _SUITE_RAN
+            no_tests = [*no_tests, verdict] if verdict.reason == RUNS_NO_TEST else []
             if verdict.reason not in _NOT_REMEMBERED:
                 _remember(store, config, verdict)
             events.on_verdict(verdict)
             if start_failures >= START_FAILURES_BEFORE_GIVING_UP:
                 raise _never_started(config, f"at {start_failures} candidates in a row")
+            if len(no_tests) >= NO_TESTS_BEFORE_GIVING_UP and not suite_ran:
+                # The command is wrong, not these commits: once it is fixed, judge them again.
+                for streak in no_tests:
+                    key = judgement_key(streak.commit.sha, config)
+                    store.judgement_path(key).unlink(missing_ok=True)
+                raise _runs_no_test(config, no_tests)
     finally:
         # Stop the workers and remove their worktrees now, not when the generator is collected.
         verdicts.close()
@@ -370,6 +428,16 @@ def _never_started(config: RepoConfig, where: str) -> ConfigError:
     return ConfigError(
         f"testCommand {config.testCommand!r} failed to start (not found or not executable) "
         f"{where}: fix testCommand in gitgauge.yaml"
+    )
+
+
+def _runs_no_test(config: RepoConfig, verdicts: list[Verdict]) -> ConfigError:
+    return ConfigError(
+        f"testCommand {config.testCommand!r} passed no test at the fix of {len(verdicts)} "
+        f"candidates in a row (the last: {verdicts[-1].detail}): the tests likely do not "
+        "import. Put the package on the path (PYTHONPATH=src, or pytest's `pythonpath = src`), "
+        "install what is missing in setupCommand, or run the interpreter that has the "
+        "dependencies (`.venv/bin/python -m pytest`); fix gitgauge.yaml and mine again"
     )
 
 

@@ -3,8 +3,10 @@ files are laid over it.
 
 With per-test reports (see `core.suite`) the proof is per test: a non-empty FAIL_TO_PASS, even when
 unrelated tests fail at the fix; PASS_TO_PASS is what the run's regression check needs, so two
-suite runs (plus reruns) per candidate. Without reports, exit codes decide, and a third run of the
-parent's own suite records `baseSuitePasses` for the regression check.
+suite runs (plus reruns) per candidate. A test missing from the parent's report is failing there
+only when it is one of the fix's own tests (`pertest.Owners`); a parent that wrote no report at all
+is judged from the fix's own tests alone. Without reports at the fix, exit codes decide, and a
+third run of the parent's own suite records `baseSuitePasses` for the regression check.
 
 One checkout per parallel slot (`core.checkout`), reset for every candidate: after the fix's
 runs, what they left is cleaned away and the parent is checked out in place, so git touches only
@@ -31,14 +33,16 @@ from gitgauge.core.junit import TestReport
 from gitgauge.core.paths import is_test_file
 from gitgauge.core.records import RepoConfig, Task
 from gitgauge.core.sandbox import Mounts, Sandbox
-from gitgauge.core.suite import NO_REPORT_HINT, SuiteRun, run_suite
+from gitgauge.core.suite import EMPTY_REPORT, NO_REPORT_HINT, SuiteRun, run_suite
 from gitgauge.core.worktree import Warn, lay_files
 from gitgauge.mining import classify, pertest
+from gitgauge.mining.telling import time_limit, with_telling_line
 
 RejectReason = Literal[
     "passes before the fix",
     "fails at the fix",
     "fails in the sandbox",
+    "runs no test at the fix",
     "setup failed",
     "timed out",
     "test command failed to start",
@@ -49,6 +53,7 @@ REJECT_REASONS: tuple[RejectReason, ...] = (
     "passes before the fix",
     "fails at the fix",
     "fails in the sandbox",
+    "runs no test at the fix",
     "setup failed",
     "timed out",
     "test command failed to start",
@@ -72,7 +77,7 @@ class Verdict:
     """The verified task, or None when rejected."""
     reason: RejectReason | None = None
     detail: str = ""
-    """Why, in a few words plus the tail of the relevant output."""
+    """Why, in a few words plus the failing tests or the telling line of the output."""
 
 
 def test_files_of(commit: Commit, *, patterns: Sequence[str] = ()) -> list[str]:
@@ -133,12 +138,38 @@ def _at_fix(commit: Commit, commands: _Commands, worktree: Path) -> list[SuiteRu
         return Verdict(commit, None, "fails in the sandbox", detail)
     timed_out = next((run.result for run in at_fix if run.result.timed_out), None)
     if timed_out is not None:
-        return _reject(commit, "timed out", "the suite timed out at the fix", timed_out)
+        limit = time_limit(commands.config.timeouts.test, "timeouts.test")
+        return Verdict(commit, None, "timed out", f"the suite timed out at the fix after {limit}")
+    rejection = _runs_no_test(commit, at_fix)
+    if rejection:
+        return rejection
     if _reports(at_fix) is None:
+        _warn_fallback(commands.warn, at_fix)
         rejection = _exit_code_rejection(commit, at_fix)
         if rejection:
             return rejection
     return at_fix
+
+
+def _runs_no_test(commit: Commit, at_fix: list[SuiteRun]) -> Verdict | None:
+    """A suite that passes no test at the fix proves nothing, and says more about the command
+    (the package not importable, a missing dependency) than about the commit."""
+    reports = _reports(at_fix)
+    first = at_fix[0]
+    if reports is None:
+        if first.problem == EMPTY_REPORT and not first.result.ok:
+            what = f"the suite ran no test at the fix (exit {first.result.exit_code})"
+            return Verdict(
+                commit, None, "runs no test at the fix", with_telling_line(what, first.result)
+            )
+        return None
+    if any(report.passed(name) for report in reports for name in report.outcomes):
+        return None
+    report = reports[0]
+    failing = sorted(n for n, outcome in report.outcomes.items() if outcome in ("failed", "error"))
+    what = f"no test passed at the fix (of {len(report.outcomes)}"
+    what += f"; failing: {pertest.names(failing)})" if failing else ")"
+    return Verdict(commit, None, "runs no test at the fix", with_telling_line(what, first.result))
 
 
 @dataclass(frozen=True)
@@ -164,15 +195,23 @@ class _Parent:
         if with_fix_tests.failed_to_start:
             return _reject(commit, "test command failed to start", "at the parent", with_fix_tests)
         fix_reports, parent_reports = _reports(self.at_fix), _reports(at_parent)
-        if fix_reports is not None and parent_reports is not None:
-            return _per_test_verdict(
-                commit, self.base, self.test_files, self.config, fix_reports, parent_reports
-            )
         if fix_reports is not None:
-            # Reports at the fix but not at the parent: exit codes decide the whole candidate.
+            owners = _owners(self.repo, commit, self.test_files, self.config, fix_reports)
+            if parent_reports is not None:
+                return _per_test_verdict(
+                    commit, self.base, self.test_files, self.config, owners,
+                    fix_reports, parent_reports, at_parent[0].result,
+                )  # fmt: skip
+            judged = self._without_parent_report(owners, fix_reports, at_parent)
+            if judged is not None:
+                return judged
+            # Not one of the fix's own tests passes at the fix: exit codes decide.
+            _warn_fallback(commands.warn, at_parent)
             rejection = _exit_code_rejection(commit, self.at_fix)
             if rejection:
                 return rejection
+        else:
+            _warn_fallback(commands.warn, at_parent)
         flips = len({run.result.ok for run in at_parent}) > 1
         if flips:
             what = "the suite verdict flipped between runs at the parent"
@@ -187,8 +226,60 @@ class _Parent:
         task = _task(commit, self.base, self.test_files, self.config).model_copy(
             update={"baseSuitePasses": base_suite.ok, "baseTimedOut": with_fix_tests.timed_out}
         )
-        note = "timed out at the parent (counts as failing)" if with_fix_tests.timed_out else ""
+        note = ""
+        if with_fix_tests.timed_out:
+            limit = time_limit(self.config.timeouts.test, "timeouts.test")
+            note = f"timed out at the parent after {limit} (counts as failing)"
         return Verdict(commit, task, None, note)
+
+    def _without_parent_report(
+        self, owners: pertest.Owners, at_fix: list[TestReport], at_parent: list[SuiteRun]
+    ) -> Verdict | None:
+        """Reports at the fix, none at the parent (a conftest that does not import, pytest's
+        exit 4, a crash, a timeout): the fix's own tests are what is known to fail there. None
+        when none of them passes at the fix."""
+        commit = self.commit
+        first = at_parent[0].result
+        if len({run.result.ok for run in at_parent}) > 1:
+            what = "the suite verdict flipped between runs at the parent"
+            return _reject(commit, "flaky", what, first)
+        if first.ok:
+            what = "the suite passed at the parent (with no report there)"
+            return _reject(commit, "passes before the fix", what, first)
+        unreported = next(run for run in at_parent if run.report is None)
+        if unreported.result.timed_out:
+            limit = time_limit(self.config.timeouts.test, "timeouts.test")
+            why = f"the parent's run timed out after {limit}"
+        else:
+            problem = unreported.problem or "no report"
+            why = f"{problem} at the parent (exit {unreported.result.exit_code})"
+        split = pertest.split_without_parent_report(at_fix, owners=owners, why=why)
+        if not split.fail_to_pass:
+            return None
+        task = _per_test_task(commit, self.base, self.test_files, self.config, split)
+        task = task.model_copy(update={"baseTimedOut": first.timed_out})
+        return Verdict(commit, task, None, pertest.counts(split))
+
+
+def _owners(
+    repo: Repository,
+    commit: Commit,
+    test_files: list[str],
+    config: RepoConfig,
+    at_fix: list[TestReport],
+) -> pertest.Owners:
+    """Which tests are the fix's own, from its reports, its tree and its test files' text."""
+    patterns = config.tests.patterns
+
+    def tree() -> list[str]:
+        return [path for path in repo.paths_at(commit.sha) if is_test_file(path, patterns=patterns)]
+
+    def read(path: str) -> str | None:
+        blob = repo.read_blob(commit.sha, path)
+        return None if blob is None else blob.data.decode("utf-8", errors="replace")
+
+    locations = {name: file for report in at_fix for name, file in report.locations.items()}
+    return pertest.Owners(test_files, tree=tree, read=read, locations=locations)
 
 
 def _task(commit: Commit, base: str, test_files: list[str], config: RepoConfig) -> Task:
@@ -208,29 +299,10 @@ def _task(commit: Commit, base: str, test_files: list[str], config: RepoConfig) 
     )
 
 
-def _per_test_verdict(
-    commit: Commit,
-    base: str,
-    test_files: list[str],
-    config: RepoConfig,
-    at_fix: list[TestReport],
-    at_parent: list[TestReport],
-) -> Verdict:
-    split = pertest.split(at_fix, at_parent)
-    if not split.fail_to_pass:
-        own_flaky = pertest.of_files(split.flaky, test_files)
-        if own_flaky:
-            what = f"no stable FAIL_TO_PASS test; flaky: {pertest.names(own_flaky)}"
-            return Verdict(commit, None, "flaky", what)
-        broken_by_fix = [name for name in split.failing_at_fix if name not in split.failing_both]
-        if broken_by_fix:
-            what = f"no test passes only with the fix; failing: {pertest.names(broken_by_fix)}"
-            return Verdict(commit, None, "fails at the fix", what)
-        what = "every test passing at the fix passes before it"
-        if split.failing_both:
-            what += f"; failing on both sides: {pertest.names(split.failing_both)}"
-        return Verdict(commit, None, "passes before the fix", what)
-    task = _task(commit, base, test_files, config).model_copy(
+def _per_test_task(
+    commit: Commit, base: str, test_files: list[str], config: RepoConfig, split: pertest.Split
+) -> Task:
+    return _task(commit, base, test_files, config).model_copy(
         update={
             "failToPass": split.fail_to_pass,
             "passToPass": len(split.pass_to_pass),
@@ -238,9 +310,43 @@ def _per_test_verdict(
             "failingBoth": split.failing_both,
             "flaky": split.flaky,
             "noTestPassedAtParent": split.no_test_passed_at_parent,
+            "notRunAtParent": len(split.not_run_at_parent),
+            "failToPassOutsideFix": split.outside_fix,
         }
     )
-    return Verdict(commit, task, None, pertest.counts(split))
+
+
+def _per_test_verdict(
+    commit: Commit,
+    base: str,
+    test_files: list[str],
+    config: RepoConfig,
+    owners: pertest.Owners,
+    at_fix: list[TestReport],
+    at_parent: list[TestReport],
+    parent_result: process.CommandResult,
+) -> Verdict:
+    split = pertest.split(at_fix, at_parent, owners=owners)
+    if split.fail_to_pass:
+        task = _per_test_task(commit, base, test_files, config, split)
+        return Verdict(commit, task, None, pertest.counts(split))
+    own_flaky = [name for name in split.flaky if owners.owned(name)]
+    if own_flaky:
+        what = f"no stable FAIL_TO_PASS test; flaky: {pertest.names(own_flaky)}"
+        return Verdict(commit, None, "flaky", what)
+    if split.broken_by_fix:
+        what = f"no test passes only with the fix; failing: {pertest.names(split.broken_by_fix)}"
+        return Verdict(commit, None, "fails at the fix", what)
+    if split.not_run_at_parent:
+        what = "every test that ran on both sides passes before the fix"
+    else:
+        what = "every test passing at the fix passes before it"
+    if split.failing_both:
+        what += f"; failing on both sides: {pertest.names(split.failing_both)}"
+    if split.not_run_at_parent:
+        missing = f"{len(split.not_run_at_parent)} did not run at the parent"
+        what += "; " + with_telling_line(missing, parent_result)
+    return Verdict(commit, None, "passes before the fix", what)
 
 
 def _reports(runs: list[SuiteRun]) -> list[TestReport] | None:
@@ -325,7 +431,9 @@ class _Commands:
         )
         if result.ok:
             return None
-        how = "timed out" if result.timed_out else f"exit {result.exit_code}"
+        how = f"exit {result.exit_code}"
+        if result.timed_out:
+            how = f"timed out after {time_limit(self.config.timeouts.setup, 'timeouts.setup')}"
         return _reject(commit, "setup failed", f"setupCommand {how} {where}", result)
 
     def tests(self, worktree: Path) -> list[SuiteRun]:
@@ -347,10 +455,13 @@ class _Commands:
                 report_path=holder / "report.xml" if holder else None,
                 wrapper=wrapper,
             )
-        if run.problem is not None:
-            # Said once per mine (warn is warn_once): the same for every candidate.
-            self.warn(f"{run.problem}: {NO_REPORT_HINT}")
-        elif run.report is not None and run.report.duplicates:
+        # A run without a report is warned about by the verdict, when exit codes decide.
+        if run.source == "tap":
+            self.warn(
+                "testCommand wrote no JUnit XML report: per-test outcomes are read from the TAP "
+                "it prints"
+            )
+        if run.report is not None and run.report.duplicates:
             self.warn(
                 f"the JUnit XML report names some tests more than once (e.g. "
                 f"{sorted(run.report.duplicates)[0]!r}); the worst outcome of each is kept"
@@ -360,7 +471,7 @@ class _Commands:
     def sandbox_symptoms(self, result: process.CommandResult) -> list[str] | None:
         """When a sandboxed run failed the way a sandbox makes suites fail (a read-only or
         missing path), the paths it names (maybe none); else None."""
-        if self.sandbox is None or result.ok:
+        if self.sandbox is None or result.ok or result.timed_out:
             return None
         output = result.output_tail(16_000)
         if not SANDBOX_SYMPTOMS.search(output):
@@ -388,6 +499,12 @@ class _Commands:
 def _reject(
     commit: Commit, reason: RejectReason, what: str, result: process.CommandResult
 ) -> Verdict:
-    tail = result.output_tail(600).strip()
-    detail = f"{what}: {tail.splitlines()[-1]}" if tail else what
-    return Verdict(commit, None, reason, detail)
+    return Verdict(commit, None, reason, with_telling_line(what, result))
+
+
+def _warn_fallback(warn: Warn, runs: list[SuiteRun]) -> None:
+    """Exit codes decide: say why, once per mine (warn is warn_once: the same for every
+    candidate)."""
+    problem = next((run.problem for run in runs if run.problem is not None), None)
+    if problem is not None:
+        warn(f"{problem}: {NO_REPORT_HINT}")

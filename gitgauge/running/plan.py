@@ -30,6 +30,28 @@ KNOWN_IDS_SHOWN = 5
 """How many known task ids an unknown `--task` error lists."""
 
 
+def command_drift(tasks: Sequence[Task], config: RepoConfig) -> str | None:
+    """A warning when `gitgauge.yaml`'s testCommand or setupCommand is not the one some tasks
+    were proved with (their FAIL_TO_PASS and PASS_TO_PASS may not hold under it); None when all
+    agree. Tasks mined before gitgauge recorded the commands are left out."""
+    drifted: list[str] = []
+    for key in ("testCommand", "setupCommand"):
+        now = getattr(config, key)
+        mined = [getattr(task, key) for task in tasks if task.testCommand is not None]
+        other = [command for command in mined if command != now]
+        if other:
+            drifted.append(
+                f"{len(other)} of {len(tasks)} task(s) were mined with {key} {other[0]!r}, "
+                f"gitgauge.yaml has {now!r}"
+            )
+    if not drifted:
+        return None
+    return (
+        "; ".join(drifted) + ": what they prove may not hold under it (set it back in "
+        "gitgauge.yaml, or delete their task files and mine again)"
+    )
+
+
 @dataclass(frozen=True)
 class PlannedConfig:
     config: AgentConfig

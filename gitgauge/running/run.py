@@ -31,7 +31,7 @@ from gitgauge.core.worktree import Warn
 from gitgauge.running import harness as harnesses
 from gitgauge.running.executors import PairExecutor
 from gitgauge.running.pair import Pair, now
-from gitgauge.running.plan import PlannedConfig, ResumeFrom, RunPlan
+from gitgauge.running.plan import PlannedConfig, ResumeFrom, RunPlan, command_drift
 from gitgauge.running.workspace import HistoryCopies, TaskWorkspaces
 
 
@@ -115,6 +115,9 @@ def execute(
     stops_early = stop_early_warning(repo_config.testCommand)
     if stops_early and any(task.failToPass is not None for task in plan.tasks):
         warn(stops_early)
+    drift = command_drift(plan.tasks, repo_config)
+    if drift:
+        warn(drift)
 
     results: list[RunResult] = []
     pending: list[PairJob] = []

@@ -1,0 +1,154 @@
+"""TAP read as per-test outcomes: the shapes tape, node-tap, node's test runner and mocha's tap
+reporter print (outputs of the real programs, trimmed), named by test and never by assertion
+number; output that is not TAP is never read as TAP."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from gitgauge.core.records import RepoConfig
+from gitgauge.core.suite import run_suite
+from gitgauge.core.tap import looks_like_tap, parse_tap
+
+TAPE = """\
+TAP version 13
+# counts words
+ok 1 should be strictly equal
+ok 2 should be strictly equal
+# ignores extra spaces
+not ok 3 two words
+  ---
+    operator: equal
+    expected: 3
+    actual:   2
+  ...
+# skipped
+# SKIP later
+# todo
+not ok 4 not yet # TODO
+
+1..4
+# tests 4
+# pass  2
+# fail  1
+"""
+NODE_TAP_14 = """\
+TAP version 14
+# Subtest: test/words.js
+    # Subtest: counts words
+        ok 1 - should be equal
+        ok 2 - should be equal
+        1..2
+    ok 1 - counts words # time=2ms
+    # Subtest: ignores extra spaces
+        not ok 1 - should be equal
+          ---
+          found: 3
+          wanted: 2
+          ...
+        1..1
+    not ok 2 - ignores extra spaces # time=1ms
+    1..2
+not ok 1 - test/words.js # time=300ms
+1..1
+"""
+NODE_RUNNER = """\
+TAP version 13
+# Subtest: count
+    # Subtest: counts words
+    ok 1 - counts words
+      ---
+      duration_ms: 1.27
+      ...
+    # Subtest: fails
+    not ok 2 - fails
+      ---
+      location: '/w/test/desc.test.js:2:57'
+      error: 'no'
+      ...
+    # Subtest: skipped
+    ok 3 - skipped # SKIP
+    1..3
+not ok 1 - count
+  ---
+  type: 'suite'
+  ...
+# Subtest: top level
+ok 2 - top level
+1..2
+# tests 4
+"""
+MOCHA_TAP = """\
+ok 1 count counts words
+not ok 2 count ignores extra spaces
+  AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:
+# tests 2
+# pass 1
+# fail 1
+1..2
+"""
+
+
+def test_tape_tests_are_named_by_their_comment() -> None:
+    assert parse_tap(TAPE).outcomes == {
+        "counts words": "passed",
+        "ignores extra spaces": "failed",
+        "skipped": "passed",
+        "later": "skipped",
+        "todo": "skipped",
+    }
+
+
+def test_node_tap_subtests_are_tests_and_their_points_assertions() -> None:
+    assert parse_tap(NODE_TAP_14).outcomes == {
+        "test/words.js > counts words": "passed",
+        "test/words.js > ignores extra spaces": "failed",
+    }
+
+
+def test_node_runner_suites_name_their_tests() -> None:
+    assert parse_tap(NODE_RUNNER).outcomes == {
+        "count > counts words": "passed",
+        "count > fails": "failed",
+        "count > skipped": "skipped",
+        "top level": "passed",
+    }
+
+
+def test_mocha_tap_points_are_tests() -> None:
+    assert parse_tap(MOCHA_TAP).outcomes == {
+        "count counts words": "passed",
+        "count ignores extra spaces": "failed",
+    }
+
+
+def test_bail_out_ends_the_stream() -> None:
+    text = "TAP version 13\n# a\nok 1 fine\nBail out! database gone\n# b\nok 2 fine\n"
+    assert parse_tap(text).outcomes == {"a": "passed"}
+
+
+def test_output_that_is_not_tap_is_not_read_as_tap() -> None:
+    pytest_output = "..F\nFAILED tests/test_a.py::test_b - assert 1 == 2\n1 failed, 2 passed\n"
+    go_output = "ok  \tgithub.com/acme/pkg\t0.012s\n"
+    assert not looks_like_tap(pytest_output)
+    assert not looks_like_tap(go_output)
+    assert looks_like_tap(TAPE) and looks_like_tap(MOCHA_TAP)
+
+
+def test_a_suite_printing_tap_and_no_junit_gets_a_tap_report(tmp_path: Path) -> None:
+    script = tmp_path / "suite.py"
+    script.write_text(f"print({TAPE!r})\nraise SystemExit(1)\n", encoding="utf-8")
+    config = RepoConfig.model_validate({"testCommand": f'"{sys.executable}" {script}'})
+    run = run_suite(config, tmp_path, env={"PATH": "/usr/bin:/bin"})
+    assert run.source == "tap" and run.report is not None
+    assert run.report.outcomes["ignores extra spaces"] == "failed"
+    junit = '<testsuite><testcase name="from junit"/></testsuite>'
+    script.write_text(
+        f"import os\nopen(os.environ['GITGAUGE_JUNIT_XML'], 'w').write({junit!r})\n"
+        f"print({TAPE!r})\n",
+        encoding="utf-8",
+    )
+    run = run_suite(config, tmp_path, env={"PATH": "/usr/bin:/bin"})
+    assert run.source == "junit" and run.report is not None  # a JUnit report wins
+    assert list(run.report.outcomes) == ["from junit"]
