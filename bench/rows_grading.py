@@ -66,8 +66,8 @@ def grading_rows(bench: Bench, small: Path) -> None:
 
 def pair_seconds(path: Path, *, pairs: int) -> tuple[float, float]:
     """Mean seconds of one pair's git work: (gitgauge now, the flow of before)."""
-    from gitgauge.core.checkout import CheckoutPool
     from gitgauge.core.git import Repository
+    from gitgauge.core.git.checkout import CheckoutPool
     from gitgauge.running.scoring import diffstat
     from gitgauge.running.scoring.protect import protect
     from gitgauge.running.workspace import HistoryCopies, TaskWorkspaces

@@ -10,13 +10,27 @@ with a pinned author and pinned dates, so every build has the same SHAs.
 
 import datetime
 import importlib.resources
+import importlib.util
 import json
 import pathlib
 import shlex
 from dataclasses import dataclass
+from typing import Any, Protocol
 
-import git
 import yaml
+
+from gitgauge.core.config import load_repo_config
+from gitgauge.core.errors import GitGaugeError
+from gitgauge.core.git import HistoryStep, Repository, write_history
+from gitgauge.core.schema import RepoConfig
+from gitgauge.core.store import Store
+from gitgauge.core.worktree import Warn
+from gitgauge.init import init as init_repository
+from gitgauge.mining.mine import MineEvents, MineSummary
+from gitgauge.mining.mine import mine as mine_history
+from gitgauge.reporting.compare import compare as compare_sides
+from gitgauge.reporting.compare_render import render_text as render_comparison
+from gitgauge.running.plan import RunPlan, plan_run, plan_sandbox
 
 DEMO_FIXES: tuple[str, ...] = (
     "fix: slugify drops digits",
@@ -28,7 +42,7 @@ DEMO_FIXES: tuple[str, ...] = (
 DEMO_NON_FIXES: tuple[str, ...] = ("fix: handle None in join",)
 """Subjects the classifier accepts but verification must reject (passes before the fix)."""
 
-_AUTHOR = git.Actor("gitgauge demo", "demo@example.invalid")
+_AUTHOR = ("gitgauge demo", "demo@example.invalid")
 _FIRST_COMMIT_AT = datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)
 
 
@@ -74,38 +88,12 @@ def build_demo_repo(dest: pathlib.Path) -> None:
             f"{dest} already exists and is not an empty directory; "
             "choose a new path for the demo repository"
         )
-    history = _load_history()
     dest.mkdir(parents=True, exist_ok=True)
-    repo = git.Repo.init(dest)
-    try:
-        # Name the branch ourselves: init.defaultBranch may say otherwise, and old git
-        # has no --initial-branch.
-        repo.git.symbolic_ref("HEAD", "refs/heads/main")
-        with repo.config_writer() as config:
-            # A global i18n.commitEncoding would add an encoding header and change SHAs.
-            config.set_value("i18n", "commitEncoding", "UTF-8")
-        for hours, step in enumerate(history):
-            if step.delete:
-                repo.index.remove(list(step.delete), working_tree=True)
-            for relative, text in step.write.items():
-                path = dest / relative
-                path.parent.mkdir(parents=True, exist_ok=True)
-                # Bytes, not text mode: LF endings on every platform keep SHAs stable.
-                path.write_bytes(text.encode("utf-8"))
-            if step.write:
-                repo.index.add(list(step.write))
-            when = _FIRST_COMMIT_AT + datetime.timedelta(hours=hours)
-            repo.index.commit(
-                step.message,
-                author=_AUTHOR,
-                committer=_AUTHOR,
-                author_date=when,
-                commit_date=when,
-                # Hooks from a global core.hooksPath must not run or edit the message.
-                skip_hooks=True,
-            )
-    finally:
-        repo.close()
+    steps = [
+        HistoryStep(message=commit.message, write=commit.write, delete=commit.delete)
+        for commit in _load_history()
+    ]
+    write_history(dest, steps, author=_AUTHOR, first_at=_FIRST_COMMIT_AT)
 
 
 def demo_test_command(python: str) -> str:
@@ -158,3 +146,61 @@ def write_demo_agent_configs(repo_root: pathlib.Path, *, python: str) -> list[pa
         path.write_text(f"# Written by `gitgauge demo`.\nname: {name}\n{body}", "utf-8")
         paths.append(path)
     return paths
+
+
+class DemoScreen(Protocol):
+    """How `run_demo` shows what it does (the CLI prints)."""
+
+    def say(self, text: str) -> None: ...
+
+    def mine_events(self) -> MineEvents: ...
+
+    def mined(self, summary: MineSummary, store: Store) -> None: ...
+
+    def run(
+        self, repo: Repository, config: RepoConfig, store: Store, plan: RunPlan, *, sandbox: Any
+    ) -> None: ...
+
+
+def run_demo(target: pathlib.Path, *, python: str, screen: DemoScreen, warn: Warn) -> Repository:
+    """The whole pipeline on the sample repository, as a user runs it: build it at `target`,
+    `gitgauge init`, mine, run gold, noop and the offline agent with and without its CLAUDE.md,
+    compare the two harnesses."""
+    if importlib.util.find_spec("pytest") is None:
+        raise GitGaugeError(
+            "the demo's sample project is tested with pytest, which is not installed: "
+            "pip install 'gitgauge[demo]' (or pip install pytest)"
+        )
+    try:
+        build_demo_repo(target)
+    except FileExistsError as error:
+        raise GitGaugeError(str(error)) from None
+    screen.say(f"demo repository: {target}")
+    repo = Repository(target)
+    init_repository(repo.root)
+    write_demo_config(repo.root, python=python)
+    config = load_repo_config(repo.root)
+    store = Store(repo.root)
+    screen.say("$ gitgauge mine")
+    summary = mine_history(repo, config, store, warn=warn, events=screen.mine_events())
+    screen.mined(summary, store)
+    config_files = write_demo_agent_configs(repo.root, python=python)
+    screen.say("")
+    screen.say("$ gitgauge run " + " ".join(f"-c {p.relative_to(repo.root)}" for p in config_files))
+    plan = plan_run(repo, store, config_files, task_id=None, warn=warn)
+    box = plan_sandbox(repo, config, plan, mode=config.run.sandbox, warn=warn)
+    screen.run(repo, config, store, plan, sandbox=box)
+    for line in (
+        "gold applies each real fix and should resolve every task; noop changes nothing",
+        f"and should resolve none. {DEMO_AGENT} and {DEMO_AGENT_WITH_NOTES} are one offline",
+        "agent with two harnesses: the second has a CLAUDE.md (overlaid by `files:`) that",
+        "tells it how to fix each bug. Did the CLAUDE.md help?",
+        "",
+        f"$ gitgauge compare {DEMO_AGENT} {DEMO_AGENT_WITH_NOTES}",
+    ):
+        screen.say(line)
+    comparison = compare_sides(
+        store.load_runs(warn=warn), DEMO_AGENT, DEMO_AGENT_WITH_NOTES, runs_dir=store.runs_dir
+    )
+    screen.say(render_comparison(comparison))
+    return repo

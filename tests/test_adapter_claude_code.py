@@ -16,7 +16,8 @@ from gitgauge.core import process
 from gitgauge.core.claude import parse_result
 from gitgauge.core.errors import AdapterError
 from gitgauge.core.git import Repository
-from gitgauge.core.records import AgentConfig, Task
+from gitgauge.core.records import Task
+from gitgauge.core.schema import AgentConfig
 from gitgauge.running.adapters.base import Adapter, AdapterContext, AdapterOutcome, create
 
 BASE_ARGV = ["-p", "--output-format", "json", "--permission-mode", "acceptEdits"]

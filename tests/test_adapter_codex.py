@@ -29,7 +29,8 @@ from real_components import require
 from gitgauge.core import process
 from gitgauge.core.errors import AdapterError
 from gitgauge.core.git import Repository
-from gitgauge.core.records import AgentConfig, Pricing, Task
+from gitgauge.core.records import Task
+from gitgauge.core.schema import AgentConfig, Pricing
 from gitgauge.running.adapters.base import Adapter, AdapterContext, AdapterOutcome, create
 from gitgauge.running.adapters.codex import (
     BASE_ARGS,

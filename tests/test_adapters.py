@@ -14,7 +14,8 @@ from gitgauge.core import process
 from gitgauge.core.config import load_agent_config
 from gitgauge.core.errors import ConfigError
 from gitgauge.core.git import Repository
-from gitgauge.core.records import AgentConfig, Task
+from gitgauge.core.records import Task
+from gitgauge.core.schema import AgentConfig
 from gitgauge.running.adapters.base import AdapterContext, adapter_names, create
 from gitgauge.running.harness import prepare
 

@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 from conftest import GitRepo, run_gitgauge
 
-from gitgauge.core.records import AgentConfig, RunManifest, RunResult, Timeouts
+from gitgauge.core.records import RunManifest, RunResult
+from gitgauge.core.schema import AgentConfig, Timeouts
 from gitgauge.core.store import Store
 
 RUN_1 = "20240101T000000Z-aaaaaa"

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from gitgauge.core.config import load_repo_config, parse_config_text
 from gitgauge.core.errors import ConfigError
-from gitgauge.core.records import RepoConfig, RunSettings
+from gitgauge.core.schema import RepoConfig, RunSettings
 
 PROJECT_ROOT = Path(__file__).parents[1]
 

@@ -13,7 +13,7 @@ from mine_helpers import mine_env, sample_root_files, write_config
 from gitgauge.core.config import parse_config_text
 from gitgauge.core.errors import ConfigError
 from gitgauge.core.paths import is_protected, is_test_file
-from gitgauge.core.records import RepoConfig
+from gitgauge.core.schema import RepoConfig
 from gitgauge.mining.classify import SubjectTypes, classify_subject
 
 # -- subjects -----------------------------------------------------------------------------------
@@ -246,3 +246,36 @@ def test_explain_shows_the_remembered_verdict(git_repo: GitRepo, tmp_path: Path)
 
 def _env(tmp_path: Path) -> dict[str, str]:
     return mine_env(tmp_path / "journal.jsonl")
+
+
+def test_every_persisted_field_says_what_it_is() -> None:
+    """Every field of what people write (gitgauge.yaml, agent configs) and of what gitgauge writes
+    (tasks, results, manifests) has a one-line docstring under it: the file-format reference."""
+    import ast
+
+    undocumented = []
+    for name in ("schema.py", "records.py"):
+        source = Path(__file__).parents[1] / "gitgauge" / "core" / name
+        for node in ast.parse(source.read_text(encoding="utf-8")).body:
+            if not isinstance(node, ast.ClassDef) or node.name.endswith("Draft"):
+                continue  # drafts hold RunResult's fields, documented there
+            if not any(
+                getattr(base, "id", "").endswith(("BaseModel", "Record")) for base in node.bases
+            ):
+                continue
+            body = node.body
+            for index, statement in enumerate(body):
+                if not isinstance(statement, ast.AnnAssign):
+                    continue
+                field = getattr(statement.target, "id", "")
+                if field == "model_config":
+                    continue
+                following = body[index + 1] if index + 1 < len(body) else None
+                documented = (
+                    isinstance(following, ast.Expr)
+                    and isinstance(following.value, ast.Constant)
+                    and isinstance(following.value.value, str)
+                )
+                if not documented:
+                    undocumented.append(f"{node.name}.{field}")
+    assert undocumented == []

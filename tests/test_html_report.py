@@ -17,7 +17,8 @@ import pytest
 from conftest import GitRepo, run_gitgauge
 from real_components import require
 
-from gitgauge.core.records import AgentConfig, RunManifest, RunResult, Timeouts
+from gitgauge.core.records import RunManifest, RunResult
+from gitgauge.core.schema import AgentConfig, Timeouts
 from gitgauge.core.store import Store
 
 RUN_ID = "20240101T000000Z-aaaaaa"

@@ -9,7 +9,7 @@ import yaml
 from conftest import GitRepo, run_gitgauge
 
 from gitgauge.core.config import parse_config_text
-from gitgauge.core.records import RepoConfig
+from gitgauge.core.schema import RepoConfig
 
 TEMPLATE_DIR = Path(__file__).parents[1] / ".gitgauge-template"
 KEYS = ("testCommand", "setupCommand", "mine", "last", "timeouts", "test", "setup", "adapter")

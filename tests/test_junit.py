@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gitgauge.core.junit import ReportError, TestReport, parse_reports
-from gitgauge.core.records import RepoConfig
+from gitgauge.core.schema import RepoConfig
 from gitgauge.core.suite import report_env, run_suite, stop_early_warning
 from gitgauge.mining import pertest
 

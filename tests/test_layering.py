@@ -1,11 +1,14 @@
-"""The package's layering, machine-checked: mining -> running -> reporting over core.
+"""The package's layering, machine-checked: mining -> running -> reporting (and exporting) over
+core, the task kinds (`kinds/`) above them with the CLI.
 
 - `core/` imports nothing above it;
 - a stage (`mining/`, `running/`, `reporting/`) imports `core/` and itself, never another stage:
   what two stages share lives in `core/`;
 - only the top (`cli/`, `demo.py`, `init.py`) joins the stages;
 - one door per external system: `subprocess` only in `core/process.py`, `typer` only in `cli/`,
-  `anthropic` only in `mining/rewrite_backends.py`, `ray` only in the Ray executor.
+  `anthropic` only in `mining/rewrite_backends.py`, `ray` only in the Ray executor, GitPython
+  and the git CLI only in `core/git/`, the user's setupCommand and testCommand only in
+  `core/suite.py` (`UserCommands`).
 
 Imports inside functions count too (a lazy import is still a dependency).
 """
@@ -17,11 +20,12 @@ import shutil
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "gitgauge"
-STAGES = ("core", "mining", "running", "reporting")
+STAGES = ("core", "mining", "running", "reporting", "exporting")
 
 # external module -> the package-relative paths (files, or folders ending in "/") that may use it
 DOORS = {
     "subprocess": ("core/process.py",),
+    "git": ("core/git/",),  # GitPython
     "typer": ("cli/",),
     "anthropic": ("mining/rewrite_backends.py",),
     "ray": ("running/executors/ray.py", "running/ray_executor.py"),
@@ -106,4 +110,107 @@ def test_the_check_catches_a_bad_import(tmp_path: Path) -> None:
     found = violations(copy)
     assert len(found) == 4, found
     for name in ("bad_up", "bad_across", "bad_relative", "bad_door"):
+        assert any(name in line for line in found), (name, found)
+
+
+KIND_NAMES = ("fix", "merge")
+
+
+def kind_branches(package: Path) -> list[str]:
+    """Comparisons of a kind (`task.kind`, `row.kind`, `kind`) with a kind's name outside
+    `gitgauge/kinds/`: every such decision belongs to the kind's own module."""
+    found: list[str] = []
+    for path in sorted(package.rglob("*.py")):
+        relative = path.relative_to(package)
+        if relative.parts[0] in ("kinds", "demo_sample"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Compare):
+                continue
+            sides = [node.left, *node.comparators]
+            names = [
+                side.attr if isinstance(side, ast.Attribute) else getattr(side, "id", "")
+                for side in sides
+            ]
+            constants = [
+                value
+                for side in sides
+                for value in (
+                    [side.value]
+                    if isinstance(side, ast.Constant)
+                    else [e.value for e in getattr(side, "elts", []) if isinstance(e, ast.Constant)]
+                )
+            ]
+            if any(name == "kind" or name.endswith("_kind") for name in names) and any(
+                value in KIND_NAMES for value in constants
+            ):
+                found.append(f"gitgauge/{relative.as_posix()}:{node.lineno}")
+    return found
+
+
+def test_no_module_but_a_kinds_own_branches_on_a_kind_name() -> None:
+    assert kind_branches(PACKAGE) == []
+
+
+def test_the_kind_check_catches_a_branch(tmp_path: Path) -> None:
+    copy = tmp_path / "gitgauge"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "demo_sample"))
+    (copy / "running" / "bad_kind.py").write_text("def f(task):\n    return task.kind == 'merge'\n")
+    (copy / "reporting" / "bad_kinds.py").write_text(
+        "def g(row_kind):\n    return row_kind in ('fix', 'merge')\n"
+    )
+    (copy / "kinds" / "fine.py").write_text("def h(task):\n    return task.kind == 'fix'\n")
+    assert sorted(kind_branches(copy)) == [
+        "gitgauge/reporting/bad_kinds.py:2",
+        "gitgauge/running/bad_kind.py:2",
+    ]
+
+
+def doors_opened_elsewhere(package: Path) -> list[str]:
+    """Lines that run git (an argv starting with "git") outside `core/git/`, or pass the user's
+    testCommand or setupCommand to anything outside `core/suite.py`."""
+    found: list[str] = []
+    for path in sorted(package.rglob("*.py")):
+        relative = path.relative_to(package).as_posix()
+        if relative.startswith("demo_sample/"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.List) and node.elts and not relative.startswith("core/git/"):
+                first = node.elts[0]
+                if isinstance(first, ast.Constant) and first.value == "git":
+                    found.append(f"gitgauge/{relative}:{node.lineno}: runs git")
+            if isinstance(node, ast.Call) and relative != "core/suite.py":
+                for argument in [*node.args, *(keyword.value for keyword in node.keywords)]:
+                    if isinstance(argument, ast.Attribute) and argument.attr in (
+                        "testCommand",
+                        "setupCommand",
+                    ):
+                        if isinstance(node.func, ast.Attribute) and node.func.attr in (
+                            "run",
+                            "stream",
+                        ):
+                            found.append(f"gitgauge/{relative}:{node.lineno}: starts it")
+    return found
+
+
+def test_git_and_the_users_commands_have_one_door_each() -> None:
+    assert doors_opened_elsewhere(PACKAGE) == []
+
+
+def test_the_door_check_catches_git_and_a_test_command(tmp_path: Path) -> None:
+    copy = tmp_path / "gitgauge"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "demo_sample"))
+    (copy / "running" / "bad_git.py").write_text(
+        "from gitgauge.core import process\n"
+        "def f(root):\n    return process.run(['git', 'status'], cwd=root)\n"
+    )
+    (copy / "mining" / "bad_suite.py").write_text(
+        "from gitgauge.core import process\n"
+        "def g(config, root):\n    return process.run(config.testCommand, cwd=root)\n"
+    )
+    (copy / "reporting" / "bad_gitpython.py").write_text("import git\n")
+    found = doors_opened_elsewhere(copy) + violations(copy)
+    for name in ("bad_git.py:3", "bad_suite.py:3", "bad_gitpython.py:1"):
         assert any(name in line for line in found), (name, found)

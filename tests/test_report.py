@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from conftest import GitRepo, run_gitgauge
 
-from gitgauge.core.records import AgentConfig, RunManifest, RunResult, Timeouts
+from gitgauge.core.records import RunManifest, RunResult
+from gitgauge.core.schema import AgentConfig, Timeouts
 from gitgauge.core.store import Store, StoredRun
 from gitgauge.reporting.render import render, render_matrix, render_table
 from gitgauge.reporting.rows import build_matrix, build_rows, describe_pair

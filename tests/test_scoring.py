@@ -10,7 +10,9 @@ from conftest import GitRepo
 from scoring_helpers import agent_workspace, graded
 
 from gitgauge.core.git import Repository
-from gitgauge.core.records import RepoConfig, Task
+from gitgauge.core.records import Task
+from gitgauge.core.schema import RepoConfig
+from gitgauge.core.suite import UserCommands
 from gitgauge.running.scoring import diffstat
 from gitgauge.running.scoring.grade import grade
 from gitgauge.running.scoring.protect import WorkspaceEscape
@@ -180,7 +182,7 @@ def run_grade(
         if value is not None:
             (workspace / "value.txt").write_text(value, encoding="utf-8")
         graded(opened, task.base)
-        verdict = grade(repo, task, workspace, config, env={"PATH": "/usr/bin:/bin"},
+        verdict = grade(repo, task, workspace, UserCommands(config), env={"PATH": "/usr/bin:/bin"},
                         log_dir=tmp_path / "logs")  # fmt: skip
     assert (tmp_path / "logs" / "test.stdout").exists()
     return verdict.resolved, verdict.regressed
@@ -233,6 +235,6 @@ def test_test_files_are_never_laid_through_a_symlink_of_the_agents_tree(
         (opened.path / "checks").symlink_to(outside)
         graded(opened, base)
         with pytest.raises(WorkspaceEscape, match="checks is a symlink"):
-            grade(repo, task, opened.path, RepoConfig(testCommand=CHECK), env={},
+            grade(repo, task, opened.path, UserCommands(RepoConfig(testCommand=CHECK)), env={},
                   log_dir=tmp_path / "logs")  # fmt: skip
     assert list(outside.iterdir()) == []

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from gitgauge.core.records import RepoConfig
+from gitgauge.core.schema import RepoConfig
 from gitgauge.core.suite import run_suite
 from gitgauge.core.tap import looks_like_tap, parse_tap
 

@@ -53,8 +53,8 @@ def test_threads_resetting_checkouts_of_one_repository(
 ) -> None:
     """The same through the library door, from eight threads at once (no test command at all):
     each slot's checkout reset back and forth between commits, always exactly the commit."""
-    from gitgauge.core.checkout import CheckoutPool
     from gitgauge.core.git import Repository
+    from gitgauge.core.git.checkout import CheckoutPool
 
     repo = build_many_fixes(tmp_path / "repo")
     host = Repository(repo.root)

@@ -13,13 +13,13 @@ from gitgauge.core.config import load_repo_config
 from gitgauge.core.errors import UsageError
 from gitgauge.core.git import Repository
 from gitgauge.core.store import Store, atomic_write_text
-from gitgauge.reporting.export import (
+from gitgauge.exporting.harbor import DEFAULT_IMAGE, write_harbor_tasks
+from gitgauge.exporting.swebench import (
     exportable_tasks,
     refuse_existing,
     render_jsonl,
     swebench_rows,
 )
-from gitgauge.reporting.export_harbor import DEFAULT_IMAGE, write_harbor_tasks
 
 
 class ExportFormat(str, Enum):

@@ -10,6 +10,7 @@ import typer
 
 from gitgauge import __version__
 from gitgauge.cli.common import guarded, say, warn
+from gitgauge.core import kinds
 from gitgauge.core.errors import GitGaugeError, UsageError
 from gitgauge.core.git import Repository
 from gitgauge.core.store import Store, StoredRun, atomic_write_text
@@ -30,22 +31,26 @@ class ReportFormat(str, Enum):
     json = "json"
 
 
-class TaskKindOption(str, Enum):
-    fix = "fix"
-    merge = "merge"
+def _kind_option(value: str | None) -> str | None:
+    if value is not None and value not in kinds.names():
+        raise typer.BadParameter(
+            f"{value!r} is not a task kind (one of {', '.join(kinds.names())})"
+        )
+    return value
 
 
 KIND_OPTION = typer.Option(
     "--kind",
-    help="Only fix tasks or only merge tasks (default: both, one row per config and kind).",
+    help="Only tasks of one kind: fix, merge (default: all, one row per config and kind).",
+    callback=_kind_option,
 )
 
 
-def _only_kind(runs: list[StoredRun], kind: TaskKindOption | None) -> list[StoredRun]:
+def _only_kind(runs: list[StoredRun], kind: str | None) -> list[StoredRun]:
     if kind is None:
         return runs
     return [
-        StoredRun(run.run_id, run.manifest, [r for r in run.results if r.kind == kind.value])
+        StoredRun(run.run_id, run.manifest, [r for r in run.results if r.kind == kind])
         for run in runs
     ]
 
@@ -75,7 +80,7 @@ def report(
             "logs) to this file.",
         ),
     ] = None,
-    kind: Annotated[TaskKindOption | None, KIND_OPTION] = None,
+    kind: Annotated[str | None, KIND_OPTION] = None,
 ) -> None:
     """One row per agent config (and task kind) of its latest run: resolved, errors,
     regressions, cost, time, and the resolve rate with its 95% interval."""
@@ -119,7 +124,7 @@ def compare(
     output_format: Annotated[
         CompareFormat, typer.Option("--format", help="text, or json for scripts.")
     ] = CompareFormat.text,
-    kind: Annotated[TaskKindOption | None, KIND_OPTION] = None,
+    kind: Annotated[str | None, KIND_OPTION] = None,
 ) -> None:
     """Did B do better than A? Paired over the tasks both ran, with 95% intervals, a p-value and
     a one-sentence verdict that says when the difference could be chance."""
@@ -128,11 +133,13 @@ def compare(
         repo = Repository(Path.cwd())
         store = Store(repo.root)
         runs = _only_kind(store.load_runs(warn=warn), kind)
-        if kind is None and {r.kind for run in runs for r in run.results} == {"fix", "merge"}:
-            # A paired comparison over fix and merge tasks at once would mix two measures.
+        held = sorted({r.kind for run in runs for r in run.results})
+        if kind is None and len(held) > 1:
+            # A paired comparison over two kinds of task at once would mix two measures.
+            options = " or ".join(f"--kind {name}" for name in held)
             raise UsageError(
-                "the runs hold fix and merge tasks: compare one kind at a time with "
-                "--kind fix or --kind merge"
+                f"the runs hold {' and '.join(held)} tasks: compare one kind at a time with "
+                f"{options}"
             )
         comparison = compare_sides(runs, side_a, side_b, runs_dir=store.runs_dir)
         if output_format is CompareFormat.json:

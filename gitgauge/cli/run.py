@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, cast
+from typing import Annotated
 
 import typer
 
 from gitgauge.cli.common import JOBS_OPTION, WAIT_OPTION, StatusLine, guarded, parse_jobs, say, warn
 from gitgauge.core.config import load_repo_config
-from gitgauge.core.errors import UsageError
 from gitgauge.core.git import Repository
 from gitgauge.core.lock import exclusive
-from gitgauge.core.records import RepoConfig, RunResult, Task
-from gitgauge.core.sandbox import Sandbox, SandboxMode
+from gitgauge.core.records import RunResult, Task
+from gitgauge.core.sandbox import Sandbox
+from gitgauge.core.schema import RepoConfig
 from gitgauge.core.store import Store, StoredRun
 from gitgauge.core.worktree import remove_stale
 from gitgauge.reporting.render import render as render_report
@@ -24,13 +24,10 @@ from gitgauge.running.plan import (
     PlannedConfig,
     ResumeFrom,
     RunPlan,
-    plan_resume,
-    plan_run,
-    plan_sandbox,
+    apply_flags,
+    plan_whole_run,
 )
 from gitgauge.running.run import execute as execute_run
-
-SANDBOX_MODES = ("auto", "bwrap", "none")
 
 
 def run_agents(
@@ -87,43 +84,29 @@ def run_agents(
     """Run each agent config on each mined task, score it, and print the report."""
 
     def action() -> None:
-        if resume is None and retry_errors:
-            raise UsageError("--retry-errors goes with --resume")
-        if resume is not None and (config_files or task):
-            raise UsageError("--resume takes the configs and tasks of the run it continues")
-        if resume is None and not config_files:
-            raise UsageError("pass at least one agent config: gitgauge run -c config.yaml")
         repo = Repository(Path.cwd())
-        config = with_executor(load_repo_config(repo.root), executor, ray_address)
+        config = apply_flags(
+            load_repo_config(repo.root),
+            sandbox=sandbox,
+            executor=executor,
+            ray_address=ray_address,
+        )
         store = Store(repo.root)
         job_count = parse_jobs(jobs)
-        if sandbox is not None and sandbox not in SANDBOX_MODES:
-            modes = ", ".join(SANDBOX_MODES)
-            raise UsageError(f"--sandbox must be one of {modes}, got {sandbox!r}")
-        mode = cast(SandboxMode, sandbox or config.run.sandbox)
-        config = config.model_copy(update={"run": config.run.model_copy(update={"sandbox": mode})})
         with exclusive(store.root, command="gitgauge run", wait=wait, on_wait=warn):
             remove_stale(repo, report=warn)
-            if resume is not None:
-                plan, manifest = plan_resume(repo, store, resume, warn=warn)
-                origin = ResumeFrom(manifest.runId, manifest, retry_errors=retry_errors)
-                say(f"resuming run {manifest.runId}")
-            else:
-                plan = plan_run(repo, store, config_files or [], task_id=task, warn=warn)
-                origin = None
-            if config.run.executor == "local":
-                box = plan_sandbox(repo, config, plan, mode=mode, warn=warn)
-                used = "bwrap" if box is not None else "none"
-            else:
-                # Each node decides from the mode (this machine's bwrap says nothing of theirs).
-                box, used = None, mode
-            recorded = origin.manifest.sandbox if origin is not None else used
-            # A run recorded as auto (on Ray, each node decided) continues with auto anywhere.
-            if origin is not None and recorded != used and (recorded, mode) != ("auto", "auto"):
-                raise UsageError(
-                    f"run {origin.run_id} ran with sandbox {recorded}, this one would run with "
-                    f"{used}: resume with --sandbox {recorded}"
-                )
+            planned = plan_whole_run(
+                repo,
+                store,
+                config,
+                config_files=config_files or [],
+                task_id=task,
+                resume=resume,
+                retry_errors=retry_errors,
+                warn=warn,
+            )
+            if planned.resume is not None:
+                say(f"resuming run {planned.resume.run_id}")
             pairs_executor = open_executor(config, address=ray_address)
             if pairs_executor is not None and job_count != 1:
                 warn("--jobs does not apply with --executor ray: the cluster's resources decide")
@@ -132,11 +115,11 @@ def run_agents(
                     repo,
                     config,
                     store,
-                    plan,
+                    planned.plan,
                     jobs=job_count,
                     repeat=repeat,
-                    resume=origin,
-                    sandbox=box,
+                    resume=planned.resume,
+                    sandbox=planned.sandbox,
                     executor=pairs_executor,
                 )
             finally:
@@ -184,18 +167,6 @@ def run_and_report(
     say(render_report(rows, output_format="table"))
     say("")
     say(f"results and logs: {store.run_dir(outcome.run_id)}/")
-
-
-def with_executor(config: RepoConfig, executor: str | None, ray_address: str | None) -> RepoConfig:
-    """`run.executor` as the flags set it."""
-    if executor is not None:
-        if executor not in ("local", "ray"):
-            raise UsageError(f"--executor must be local or ray, got {executor!r}")
-        run = config.run.model_copy(update={"executor": executor})
-        config = config.model_copy(update={"run": run})
-    if ray_address is not None and config.run.executor != "ray":
-        raise UsageError("--ray-address goes with --executor ray (or run.executor: ray)")
-    return config
 
 
 class _RunProgress(StatusLine):

@@ -15,7 +15,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from gitgauge.core.errors import ConfigError
-from gitgauge.core.records import AgentConfig, RepoConfig
+from gitgauge.core.schema import AgentConfig, RepoConfig
 
 CONFIG_FILE = "gitgauge.yaml"
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr
 
-from gitgauge.core.records import AgentConfig
+from gitgauge.core.schema import AgentConfig
 from gitgauge.core.store import atomic_write_bytes, atomic_write_json, config_dir_name
 
 HARNESS_SCHEMA_VERSION = 1

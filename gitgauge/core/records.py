@@ -1,19 +1,19 @@
-"""Typed records that cross the disk boundary.
+"""The records gitgauge writes: tasks (`.gitgauge/tasks/<id>.yaml`), results
+(`results/<config>/<task>.json`), run manifests (`run.json`), and the drafts a pair fills.
 
 Field names are the on-disk keys, spelled as the spec spells them (`testCommand`, `testFiles`,
-`baseSuitePasses`), so a file written by gitgauge reads the same as the documentation. Records
-written by humans (`gitgauge.yaml`, agent configs) forbid unknown keys so a typo is an error.
-
-One module on purpose, though it is past 400 lines: it is the file-format reference in code, and
-a reader checking a key wants every record in one place (docs/file-formats.md follows it).
+`baseSuitePasses`), so a file written by gitgauge reads the same as the documentation; every
+persisted field has a one-line docstring, the file-format reference in code (docs/file-formats.md
+follows it). Records are read leniently (`extra="ignore"`: a newer gitgauge may add fields) and
+checked as data (ids, paths, numbers: see `Task`, `implausible`). What people write is in
+`core/schema.py`.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from pathlib import PurePosixPath
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -22,252 +22,13 @@ from pydantic import (
     StrictBool,
     StrictInt,
     StrictStr,
-    field_validator,
-    model_validator,
 )
 
-from gitgauge.core.prompt_template import check_template
-
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+from gitgauge.core.schema import AgentConfig, Timeouts
 
 TASK_SCHEMA_VERSION = 1
 RESULT_SCHEMA_VERSION = 1
 MANIFEST_SCHEMA_VERSION = 1
-
-
-class _HumanRecord(BaseModel):
-    """YAML a person writes: unknown keys and coerced types are errors, not guesses."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-class MineSettings(_HumanRecord):
-    last: StrictInt = Field(default=200, gt=0)
-    """How many recent commits of HEAD `gitgauge mine` scans."""
-    reruns: StrictInt = Field(default=1, ge=0)
-    """How many times each decisive suite run is repeated to spot flaky tests (0: never)."""
-    fixTypes: list[StrictStr] = Field(default_factory=list)
-    """Extra commit-subject types (`type: ...`) that mark a bug fix, beside fix/bugfix/hotfix."""
-    nonFixTypes: list[StrictStr] = Field(default_factory=list)
-    """Extra commit-subject types that mark anything but a bug fix (house conventions)."""
-
-    @field_validator("fixTypes", "nonFixTypes")
-    @classmethod
-    def _type_names(cls, names: list[str]) -> list[str]:
-        for name in names:
-            if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", name):
-                raise ValueError(f"{name!r} is not a commit type (letters, digits, - and _)")
-        return names
-
-    @model_validator(mode="after")
-    def _disjoint(self) -> MineSettings:
-        both = {t.lower() for t in self.fixTypes} & {t.lower() for t in self.nonFixTypes}
-        if both:
-            raise ValueError(
-                f"{', '.join(sorted(both))} is both in fixTypes and nonFixTypes; keep one"
-            )
-        return self
-
-    merges: StrictBool = False
-    """Also mine merge-conflict tasks from the merge commits among them (`mine --merges`)."""
-    maxConflicts: StrictInt = Field(default=8, gt=0)
-    """Merges with more conflict regions than this are skipped (GitGoodBench's cap)."""
-
-
-MAX_TIMEOUT_MS = 86_400_000
-"""A day. Past it a timeout is a unit mistake or a hang waiting to happen (9e10 ms is three
-years of waiting for a suite that hangs)."""
-
-
-class Timeouts(_HumanRecord):
-    """Milliseconds, as the spec writes them; at most a day (`MAX_TIMEOUT_MS`)."""
-
-    test: StrictInt = Field(default=300_000, gt=0)
-    """Timeout of one `testCommand` run."""
-    setup: StrictInt = Field(default=600_000, gt=0)
-    """Timeout of one `setupCommand` run."""
-    adapter: StrictInt = Field(default=900_000, gt=0)
-    """Timeout of one agent adapter run."""
-
-    @field_validator("test", "setup", "adapter")
-    @classmethod
-    def _at_most_a_day(cls, milliseconds: int) -> int:
-        if milliseconds > MAX_TIMEOUT_MS:
-            raise ValueError(
-                f"{milliseconds} ms is more than a day; at most {MAX_TIMEOUT_MS} "
-                "(timeouts are milliseconds)"
-            )
-        return milliseconds
-
-
-class WorktreeSettings(_HumanRecord):
-    link: list[StrictStr] = Field(default_factory=list)
-    """Directories of the main checkout symlinked into every throwaway worktree."""
-
-    @field_validator("link")
-    @classmethod
-    def _relative_inside(cls, names: list[str]) -> list[str]:
-        for name in names:
-            parts = PurePosixPath(name).parts
-            if not name or PurePosixPath(name).is_absolute() or ".." in parts or ".git" in parts:
-                raise ValueError(
-                    f"{name!r} must be a directory path relative to the repository root"
-                )
-        return names
-
-
-class TestsSettings(_HumanRecord):
-    """Where per-test reports come from, besides `$GITGAUGE_JUNIT_XML` and pytest's."""
-
-    __test__ = False  # not a pytest test class
-
-    junit: StrictStr | None = None
-    """Glob (relative to the repository root) of JUnit XML files the suite writes in the worktree,
-    e.g. `target/surefire-reports/*.xml`; deleted before every run, read after it."""
-
-    @field_validator("junit")
-    @classmethod
-    def _relative_glob(cls, pattern: str | None) -> str | None:
-        if pattern is not None:
-            parts = PurePosixPath(pattern).parts
-            if not pattern or PurePosixPath(pattern).is_absolute() or ".." in parts:
-                raise ValueError(
-                    f"{pattern!r} must be a glob relative to the repository root "
-                    "(like target/surefire-reports/*.xml)"
-                )
-        return pattern
-
-    patterns: list[StrictStr] = Field(default_factory=list)
-    """Extra globs for the project's test files (`*` crosses `/` in a pattern with a `/`)."""
-
-    @field_validator("patterns")
-    @classmethod
-    def _not_empty(cls, patterns: list[str]) -> list[str]:
-        if any(not pattern.strip() for pattern in patterns):
-            raise ValueError("a pattern must not be empty")
-        return patterns
-
-
-class RaySettings(_HumanRecord):
-    """`run.ray`: where and how pairs run with `run.executor: ray` (docs/cluster.md)."""
-
-    address: StrictStr | None = None
-    """The cluster's address (host:port); default `RAY_ADDRESS`, else a local Ray instance."""
-    resources: dict[StrictStr, float] = Field(default_factory=lambda: {"CPU": 1.0})
-    """Ray resources one pair needs (custom ones, like `agent: 1`, cap concurrent agents)."""
-    env: list[StrictStr] = Field(default_factory=list)
-    """Names of environment variables passed to workers (values never written anywhere)."""
-    link: Literal["error", "skip"] = "error"
-    """`worktree.link` on a node: an error (default), or `skip` to run without the links."""
-
-
-class RunSettings(_HumanRecord):
-    history: Literal["isolated", "full"] = "isolated"
-    """What git history an agent's workspace holds: `isolated` (default) only the history up to
-    the task's base, so no git command reaches the fix; `full` the objects of your repository
-    (the spec's behaviour: every commit, the fix included, is readable)."""
-    sandbox: Literal["auto", "bwrap", "none"] = "auto"
-    """Run agents, the scoring test commands and mine's test runs in a bubblewrap sandbox (one
-    policy, so gold reproduces what mining saw): `auto` (default) when
-    `bwrap` works on this machine, `bwrap` always (an error where it cannot), `none` never."""
-    sandbox_network: StrictBool = True
-    """Whether sandboxed commands share the network (agents need their API); false cuts it."""
-    sandbox_home_writable: list[StrictStr] = Field(default_factory=list)
-    """$HOME entries an agent may write inside the sandbox, besides its adapter's own (the
-    claude CLI: `.claude/`, `.claude.json`); relative to $HOME, a trailing `/` for a directory."""
-
-    @field_validator("sandbox_home_writable")
-    @classmethod
-    def _relative_to_home(cls, names: list[str]) -> list[str]:
-        for name in names:
-            path = PurePosixPath(name)
-            if not name or path.is_absolute() or ".." in path.parts or not path.parts:
-                raise ValueError(f"{name!r} must be a path relative to $HOME, like `.cache/`")
-        return names
-
-    executor: Literal["local", "ray"] = "local"
-    """Where pairs run: `local` (this machine, `-j` at a time) or `ray` (a Ray cluster)."""
-    ray: RaySettings = Field(default_factory=RaySettings)
-
-
-class RepoConfig(_HumanRecord):
-    """`gitgauge.yaml` at the repository root."""
-
-    testCommand: StrictStr = Field(min_length=1)
-    """Shell command that runs the test suite; exit 0 means the suite passes."""
-    setupCommand: StrictStr | None = None
-    """Shell command run in each worktree before `testCommand` (e.g. installing dependencies)."""
-    mine: MineSettings = Field(default_factory=MineSettings)
-    timeouts: Timeouts = Field(default_factory=Timeouts)
-    worktree: WorktreeSettings = Field(default_factory=WorktreeSettings)
-    tests: TestsSettings = Field(default_factory=TestsSettings)
-    run: RunSettings = Field(default_factory=RunSettings)
-
-
-class Pricing(_HumanRecord):
-    """US dollars per million tokens, for adapters whose agent reports tokens but no cost."""
-
-    input: float = Field(ge=0)
-    """Price of a million input tokens that were not read from the prompt cache."""
-    cachedInput: float | None = Field(default=None, ge=0)
-    """Price of a million cached input tokens (default: the `input` price)."""
-    output: float = Field(ge=0)
-    """Price of a million output tokens (reasoning tokens included)."""
-
-    def cost_usd(self, *, input_tokens: int, cached_input_tokens: int, output_tokens: int) -> float:
-        """The cost of one run; `input_tokens` counts the cached ones too (OpenAI's usage)."""
-        cached_price = self.input if self.cachedInput is None else self.cachedInput
-        uncached = max(input_tokens - cached_input_tokens, 0)
-        total = uncached * self.input + cached_input_tokens * cached_price
-        return (total + output_tokens * self.output) / 1_000_000
-
-
-class AgentConfig(_HumanRecord):
-    """One harness configuration to benchmark (one YAML file per configuration)."""
-
-    name: StrictStr = Field(min_length=1)
-    """Label shown in the report; unique among the configs of a run."""
-    adapter: StrictStr = Field(min_length=1)
-    """Which adapter runs the agent: claude-code, codex, script, gold or noop."""
-    model: StrictStr | None = None
-    """Passed to the adapter (claude-code: `--model`)."""
-    args: list[StrictStr] = Field(default_factory=list)
-    """Extra CLI arguments appended to the adapter invocation."""
-    command: StrictStr | None = None
-    """Shell command for the `script` adapter."""
-    files: dict[StrictStr, StrictStr | None] = Field(default_factory=dict)
-    """Workspace path -> local file or directory (relative to the config file) laid into every
-    workspace before the agent starts; null removes the repository's own file. Put back to the
-    task's base before scoring."""
-    configDir: StrictStr | None = None
-    """Local directory (relative to the config file) used as the agent's user-level configuration
-    (`CLAUDE_CONFIG_DIR`), copied afresh for every pair."""
-    env: dict[StrictStr, StrictStr] = Field(default_factory=dict)
-    """Extra environment variables for the agent; `${NAME}` takes NAME from gitgauge's own
-    environment, `$$` is a literal `$`. Values are never written to run records."""
-    prompt: StrictStr | None = None
-    """Template around the task prompt: `{prompt}` plus `{taskId}`, `{base}`, `{subject}`,
-    `{testFiles}`; `{{`/`}}` for literal braces."""
-
-    @field_validator("prompt")
-    @classmethod
-    def _renderable(cls, template: str | None) -> str | None:
-        if template is not None:
-            check_template(template)
-        return template
-
-    @field_validator("env")
-    @classmethod
-    def _env_names(cls, env: dict[str, str]) -> dict[str, str]:
-        for name in env:
-            if not _ENV_NAME.fullmatch(name):
-                raise ValueError(
-                    f"{name!r} is not an environment variable name (letters, digits, _)"
-                )
-        return env
-
-    pricing: Pricing | None = None
-    """Token prices for AVG COST, used by adapters that report tokens but no cost (codex)."""
 
 
 PromptQuality = Literal["rich", "title-only"]
@@ -383,7 +144,9 @@ class RunResult(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     schemaVersion: StrictInt = RESULT_SCHEMA_VERSION
+    """Format version of this file; gitgauge refuses files newer than it understands."""
     runId: StrictStr
+    """The run this pair belongs to (the name of its run directory)."""
     config: StrictStr
     """Agent config name."""
     task: StrictStr
@@ -393,21 +156,31 @@ class RunResult(BaseModel):
     status: ResultStatus
     """resolved / unresolved, or error when setup or the adapter failed (not scored)."""
     errorKind: ErrorKind | None = None
+    """What failed, for errors (setup, adapter-exit, adapter-timeout, ...; see `ErrorKind`)."""
     errorMessage: str | None = None
+    """Why, in one line (the agent's own words where it gave any)."""
     costUsd: float | None = None
     """`total_cost_usd` reported by the adapter; None when it reports none."""
     inputTokens: int | None = None
+    """Input tokens the agent reported (cached ones included); None when it reports none."""
     outputTokens: int | None = None
+    """Output tokens the agent reported."""
     cacheCreationInputTokens: int | None = None
+    """Input tokens written to the prompt cache (Anthropic's usage)."""
     cacheReadInputTokens: int | None = None
+    """Input tokens read from the prompt cache."""
     numTurns: int | None = None
+    """Turns of the agent's loop, as it reported them."""
     reasoningOutputTokens: int | None = None
     """Reasoning tokens among `outputTokens` (codex); None when the agent reports none."""
     adapterSeconds: float | None = None
     """Wall time of the adapter run."""
     diffFiles: int | None = None
+    """Files the agent's patch changes (renames count once)."""
     diffInsertions: int | None = None
+    """Lines the agent's patch inserts (binary files count none)."""
     diffDeletions: int | None = None
+    """Lines the agent's patch deletes."""
     regressed: bool | None = None
     """True when the base suite fails after the agent's work and passed at base; None: unknown."""
     reverted: list[str] = Field(default_factory=list)
@@ -415,17 +188,22 @@ class RunResult(BaseModel):
     deleted: list[str] = Field(default_factory=list)
     """Brand-new test-infrastructure files the agent added, deleted before scoring."""
     testExitCode: int | None = None
+    """Exit code of the suite with the task's tests (None: timed out, or not run)."""
     testTimedOut: bool = False
+    """Whether that run ended by `timeouts.test`."""
     testOutputTail: str | None = None
+    """The end of that run's output (all of it is in the pair's logs)."""
     baseTestExitCode: int | None = None
+    """Exit code of the base's own suite over the agent's work (the regression check)."""
     baseTestOutputTail: str | None = None
+    """The end of that run's output."""
     failToPassFailed: list[str] | None = None
     """FAIL_TO_PASS tests that did not pass (per-test scoring); None: scored by exit code."""
     passToPassFailed: list[str] | None = None
     """PASS_TO_PASS tests that did not pass: the regressions (per-test scoring)."""
     # -- merge-conflict tasks --
-    kind: Literal["fix", "merge"] = "fix"
-    """The task's kind, so reports keep fix and merge tasks apart."""
+    kind: StrictStr = "fix"
+    """The task's kind (`fix`, `merge`), so reports keep the kinds apart."""
     exact: bool | None = None
     """Merge tasks: every conflicted file equals the recorded merge's (GitGoodBench's metric)."""
     exactTree: bool | None = None
@@ -445,7 +223,74 @@ class RunResult(BaseModel):
     could give); None when the pair did not get that far, and in results written before
     gitgauge recorded it per pair (the manifest's `sandbox` then says)."""
     startedAt: str
+    """UTC time the pair started, ISO 8601."""
     finishedAt: str
+    """UTC time the pair finished, ISO 8601."""
+
+
+class ResultDraft(BaseModel):
+    """What a pair has measured so far, before it becomes a `RunResult`: filled step by step (an
+    error keeps what was measured), and refusing a field its kind does not have, so a misspelt
+    or misplaced key is a bug that shows, not a value silently dropped. The fields are
+    `RunResult`'s; see there."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    kind: StrictStr = "fix"
+    sandbox: Literal["bwrap", "none"] | None = None
+    status: ResultStatus = "error"
+    errorKind: ErrorKind | None = None
+    errorMessage: str | None = None
+    costUsd: float | None = None
+    inputTokens: int | None = None
+    outputTokens: int | None = None
+    cacheCreationInputTokens: int | None = None
+    cacheReadInputTokens: int | None = None
+    numTurns: int | None = None
+    reasoningOutputTokens: int | None = None
+    adapterSeconds: float | None = None
+    diffFiles: int | None = None
+    diffInsertions: int | None = None
+    diffDeletions: int | None = None
+    testExitCode: int | None = None
+    testTimedOut: bool = False
+    testOutputTail: str | None = None
+
+    def update(self, **fields: Any) -> None:
+        """Set `fields` (each validated; an unknown one raises)."""
+        for name, value in fields.items():
+            setattr(self, name, value)
+
+    def error(self, kind: ErrorKind, message: str) -> None:
+        self.update(status="error", errorKind=kind, errorMessage=message)
+
+    def fields(self) -> dict[str, Any]:
+        """What was set, as `RunResult` keyword arguments."""
+        return self.model_dump(exclude_unset=True) | {"kind": self.kind, "status": self.status}
+
+
+class FixResultDraft(ResultDraft):
+    """A fix task's pair: protection and the base suite."""
+
+    regressed: bool | None = None
+    reverted: list[str] = Field(default_factory=list)
+    deleted: list[str] = Field(default_factory=list)
+    baseTestExitCode: int | None = None
+    baseTestOutputTail: str | None = None
+    failToPassFailed: list[str] | None = None
+    passToPassFailed: list[str] | None = None
+
+
+class MergeResultDraft(ResultDraft):
+    """A merge task's pair: exact match and what is left unmerged."""
+
+    exact: bool | None = None
+    exactTree: bool | None = None
+    exactFiles: list[str] = Field(default_factory=list)
+    markerFiles: list[str] = Field(default_factory=list)
+    unmergedPaths: list[str] = Field(default_factory=list)
+    outsideChanges: list[str] = Field(default_factory=list)
+    mergeAbandoned: bool | None = None
 
 
 MAX_COST_USD = 1_000_000.0
@@ -492,8 +337,11 @@ class RunManifest(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     schemaVersion: StrictInt = MANIFEST_SCHEMA_VERSION
+    """Format version of this file; gitgauge refuses files newer than it understands."""
     runId: StrictStr
+    """UTC start time and six hex digits, also the run directory's name."""
     gitgaugeVersion: StrictStr
+    """The gitgauge that made the run."""
     configs: list[AgentConfig]
     """The agent configs as given, `env` values replaced by `***` (names only)."""
     configFiles: list[StrictStr]
@@ -501,8 +349,11 @@ class RunManifest(BaseModel):
     tasks: list[StrictStr]
     """Task ids of the run."""
     testCommand: StrictStr
+    """gitgauge.yaml's testCommand the run graded with."""
     setupCommand: StrictStr | None = None
+    """gitgauge.yaml's setupCommand the run used (None: none)."""
     timeouts: Timeouts
+    """The timeouts in force (milliseconds)."""
     repeat: StrictInt = 1
     """Attempts per config x task pair."""
     history: StrictStr = "isolated"
@@ -514,7 +365,9 @@ class RunManifest(BaseModel):
     sandboxNetwork: StrictBool | None = None
     """With a sandbox (or `auto` on Ray): whether it shared the network (`run.sandbox_network`)."""
     startedAt: StrictStr
+    """UTC time the run started, ISO 8601."""
     finishedAt: StrictStr | None = None
+    """UTC time the run finished; None while it runs, or when it was interrupted."""
     harness: dict[StrictStr, StrictStr] | None = None
     """Config name -> fingerprint of its harness (see `harness/<config>/harness.json`); None in
     runs made before gitgauge recorded harnesses."""

@@ -1,4 +1,10 @@
-"""Run the test suite with a per-test report: the plumbing mining and scoring share.
+"""The one runner of the user's commands, `setupCommand` and `testCommand`, wherever they run:
+at mine time, for a pair, for the base suite, for merge scoring, on a Ray node, in the sandbox
+or not (`UserCommands`). It owns the timeout (and how a timeout is said), the process group, the
+sandbox's mounts for a test run and the JUnit report, and what a missing report means.
+`tests/test_layering.py` fails when anything else starts them.
+
+Per test: every run points the suite at a fresh report file outside the worktree.
 
 Every run points the suite at a fresh report file outside the worktree: `PYTEST_ADDOPTS` gets
 `--junitxml=<file> --continue-on-collection-errors` appended (so an unchanged `pytest -q` reports
@@ -16,13 +22,14 @@ import shlex
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
 from gitgauge.core import process
 from gitgauge.core.junit import ReportError, TestReport, parse_reports
-from gitgauge.core.records import RepoConfig
+from gitgauge.core.sandbox import Mounts, Sandbox
+from gitgauge.core.schema import RepoConfig
 from gitgauge.core.tap import looks_like_tap, parse_tap
 
 REPORT_ENV = "GITGAUGE_JUNIT_XML"
@@ -43,6 +50,115 @@ class SuiteRun:
     """Why a finished run has no usable report."""
     source: Literal["junit", "tap"] | None = None
     """Where `report` came from: JUnit XML files, or the TAP the suite printed on stdout."""
+
+
+def time_limit(milliseconds: int, key: str) -> str:
+    """`0.3 s (timeouts.test: 300 ms)`: the limit in seconds, and as written, with its unit."""
+    return f"{milliseconds / 1000:g} s ({key}: {milliseconds} ms)"
+
+
+@dataclass(frozen=True)
+class SetupRun:
+    result: process.CommandResult
+    limit_ms: int
+
+    @property
+    def ok(self) -> bool:
+        return self.result.ok
+
+    @property
+    def how(self) -> str:
+        """`exit 3`, or `timed out after 600 s (timeouts.setup: 600000 ms)`."""
+        if self.result.timed_out:
+            return f"timed out after {time_limit(self.limit_ms, 'timeouts.setup')}"
+        return f"exit {self.result.exit_code}"
+
+    @property
+    def failure(self) -> str:
+        """One line for a result: how it failed, and the end of what it said."""
+        tail = self.result.output_tail(300).strip()
+        return f"setupCommand {self.how}" + (f": {tail}" if tail else "")
+
+
+class UserCommands:
+    """`setupCommand` and `testCommand` of `config`, test runs in `sandbox` (setup is the
+    user's own command on their own code, before any agent: it runs outside)."""
+
+    def __init__(self, config: RepoConfig, *, sandbox: Sandbox | None = None) -> None:
+        self.config = config
+        self.sandbox = sandbox
+
+    def unsandboxed(self) -> UserCommands:
+        return UserCommands(self.config)
+
+    def setup(
+        self, workdir: Path, *, env: Mapping[str, str], log_dir: Path | None = None
+    ) -> SetupRun | None:
+        """Run setupCommand in `workdir` (its output in `log_dir`); None without one."""
+        if not self.config.setupCommand:
+            return None
+        result = process.run(
+            self.config.setupCommand,
+            cwd=workdir,
+            timeout_seconds=self.config.timeouts.setup / 1000,
+            env=env,
+            stdout_path=log_dir / "setup.stdout" if log_dir else None,
+            stderr_path=log_dir / "setup.stderr" if log_dir else None,
+        )
+        return SetupRun(result, self.config.timeouts.setup)
+
+    def suite(
+        self,
+        workdir: Path,
+        *,
+        env: Mapping[str, str],
+        mounts: Mounts | None = None,
+        log_dir: Path | None = None,
+        name: str = "test",
+        report: bool = True,
+    ) -> SuiteRun:
+        """Run testCommand in `workdir`, in the sandbox with `mounts` (default: the workdir
+        alone), its output in `log_dir` as `<name>.stdout`/`.stderr`. `report`: read per-test
+        outcomes (kept in `log_dir` as `<name>-report.xml`); without, the exit code alone."""
+        stdout = log_dir / f"{name}.stdout" if log_dir else None
+        stderr = log_dir / f"{name}.stderr" if log_dir else None
+        holder = Path(tempfile.mkdtemp(prefix="gitgauge-junit-"))
+        try:
+            wrapper: list[str] = []
+            if self.sandbox is not None:
+                mounts = mounts or Mounts(workspace=workdir)
+                # The sandbox hides gitgauge's temporary directory and the repository (with the
+                # run's logs): the report goes to a directory of its own, mounted writable.
+                wrapper = self.sandbox.argv(
+                    replace(mounts, writable=(*mounts.writable, holder)), agent=False
+                )
+            if not report:
+                return SuiteRun(
+                    process.run(
+                        self.config.testCommand,
+                        cwd=workdir,
+                        timeout_seconds=self.config.timeouts.test / 1000,
+                        env=env,
+                        stdout_path=stdout,
+                        stderr_path=stderr,
+                        wrapper=wrapper,
+                    ),
+                    None,
+                )
+            run = run_suite(
+                self.config,
+                workdir,
+                env=env,
+                report_path=holder / "report.xml",
+                stdout_path=stdout,
+                stderr_path=stderr,
+                wrapper=wrapper,
+            )
+            if log_dir is not None and (holder / "report.xml").is_file():
+                shutil.copyfile(holder / "report.xml", log_dir / f"{name}-report.xml")
+            return run
+        finally:
+            shutil.rmtree(holder, ignore_errors=True)
 
 
 def run_suite(

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gitgauge.core.git import Commit, Repository
-from gitgauge.core.records import RepoConfig
+from gitgauge.core.schema import RepoConfig
 from gitgauge.core.store import Store
 from gitgauge.core.worktree import Warn
 from gitgauge.mining import classify, rules

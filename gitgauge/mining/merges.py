@@ -14,12 +14,14 @@ from datetime import datetime, timezone
 from pathlib import PurePosixPath
 
 from gitgauge.core import process
-from gitgauge.core.checkout import Checkout, CheckoutPool
 from gitgauge.core.git import Commit, Repository
-from gitgauge.core.mergetree import ReMerge, count_regions, re_merge, read_text
+from gitgauge.core.git.checkout import Checkout, CheckoutPool
+from gitgauge.core.git.mergetree import ReMerge, count_regions, re_merge, read_text
 from gitgauge.core.parallel import in_order
-from gitgauge.core.records import MergeDifficulty, RepoConfig, Task
+from gitgauge.core.records import MergeDifficulty, Task
 from gitgauge.core.sandbox import Mounts, Sandbox
+from gitgauge.core.schema import RepoConfig
+from gitgauge.core.suite import UserCommands
 from gitgauge.core.worktree import Warn
 from gitgauge.mining import classify
 
@@ -190,25 +192,14 @@ def verify_merge(
     )
     worktree = checkout.path
     env = process.clean_env(cwd=worktree, extra=extra_env)
+    commands = UserCommands(config, sandbox=sandbox)
     passed = True
-    if config.setupCommand:
-        setup = process.run(
-            config.setupCommand,
-            cwd=worktree,
-            timeout_seconds=config.timeouts.setup / 1000,
-            env=env,
-        )
-        if not setup.ok:
-            passed, note = False, "setupCommand failed at the merge: exact match only"
+    setup = commands.setup(worktree, env=env)
+    if setup is not None and not setup.ok:
+        passed, note = False, "setupCommand failed at the merge: exact match only"
     if passed:
         mounts = Mounts(workspace=worktree, read_only=(checkout.git_dir, *stores))
-        test = process.run(
-            config.testCommand,
-            cwd=worktree,
-            timeout_seconds=config.timeouts.test / 1000,
-            env=env,
-            wrapper=sandbox.argv(mounts, agent=False) if sandbox else (),
-        )
+        test = commands.suite(worktree, env=env, mounts=mounts, report=False).result
         if not test.ok:
             how = "timed out" if test.timed_out else f"exit {test.exit_code}"
             passed, note = False, f"suite fails at the merge ({how}): exact match only"

@@ -13,15 +13,16 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 
 from gitgauge.core import links, process
-from gitgauge.core.checkout import CheckoutPool
 from gitgauge.core.errors import ConfigError, GitError, UsageError
 from gitgauge.core.git import Commit, Repository
-from gitgauge.core.mergetree import check_git_version
+from gitgauge.core.git.checkout import CheckoutPool
+from gitgauge.core.git.mergetree import check_git_version
 from gitgauge.core.parallel import in_order
 from gitgauge.core.paths import is_markdown
-from gitgauge.core.records import PromptQuality, RepoConfig, Task
+from gitgauge.core.records import PromptQuality, Task
 from gitgauge.core.sandbox import Sandbox
 from gitgauge.core.sandbox import prepare as prepare_sandbox
+from gitgauge.core.schema import RepoConfig
 from gitgauge.core.store import Store, atomic_write_json
 from gitgauge.core.suite import stop_early_warning
 from gitgauge.core.worktree import Warn, warn_once

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+from gitgauge.core import kinds
 from gitgauge.core.errors import GitError, TaskError
 from gitgauge.core.git import Commit, Repository
 from gitgauge.core.records import Task
@@ -29,8 +30,6 @@ from gitgauge.mining.rewrite_backends import (
     Usage,
     choose_backend,
 )
-from gitgauge.mining.rewrite_merge import build_merge_request
-from gitgauge.mining.rewrite_request import build_request, gather_source
 
 Warn = Callable[[str], None]
 
@@ -89,11 +88,8 @@ class Rewriter:
         # A task rewritten before keeps its commit-message prompt as the original.
         original = task.originalPrompt or task.prompt
         try:
-            if task.kind == "merge":
-                # Never the merge's diff or message: they are the resolution.
-                request = build_merge_request(self.repo, task)
-            else:
-                request = build_request(gather_source(self.repo, task, commit))
+            # The kind knows what may be shown (a merge: never its diff or message).
+            request = kinds.get(task.kind).rewrite_request(self.repo, task, commit)
             completion = self.backend.complete(request)
             text = _check_answer(completion, original=original, task=task, nonce=request.nonce)
         except (RewriteFailed, GitError) as failure:

@@ -12,7 +12,7 @@ import secrets
 
 from gitgauge.core.errors import GitError
 from gitgauge.core.git import Repository
-from gitgauge.core.mergetree import re_merge, read_text
+from gitgauge.core.git.mergetree import re_merge, read_text
 from gitgauge.core.records import Task
 from gitgauge.mining.rewrite_request import (
     DIFF_BUDGET_CHARS,

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from gitgauge.core.git import Commit
 from gitgauge.core.paths import is_markdown, is_test_file
-from gitgauge.core.records import RepoConfig
+from gitgauge.core.schema import RepoConfig
 from gitgauge.mining.classify import (
     SUBJECT_RULES,
     PathRule,

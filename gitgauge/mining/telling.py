@@ -57,8 +57,3 @@ def with_telling_line(what: str, result: CommandResult) -> str:
     """`what`, then the telling line of `result` when there is one."""
     line = telling_line(result)
     return f"{what}: {line}" if line else what
-
-
-def time_limit(milliseconds: int, key: str) -> str:
-    """`0.3 s (timeouts.test: 300 ms)`: the limit in seconds, and as written, with its unit."""
-    return f"{milliseconds / 1000:g} s ({key}: {milliseconds} ms)"

@@ -17,26 +17,25 @@ the files the fix changed. With a sandbox (`run.sandbox`) the test runs happen i
 from __future__ import annotations
 
 import re
-import shutil
-import tempfile
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
 from gitgauge.core import links, process
-from gitgauge.core.checkout import Checkout, CheckoutPool
 from gitgauge.core.git import Commit, Repository
+from gitgauge.core.git.checkout import Checkout, CheckoutPool
 from gitgauge.core.junit import TestReport
 from gitgauge.core.paths import is_test_file
-from gitgauge.core.records import RepoConfig, Task
+from gitgauge.core.records import Task
 from gitgauge.core.sandbox import Mounts, Sandbox
-from gitgauge.core.suite import EMPTY_REPORT, NO_REPORT_HINT, SuiteRun, run_suite
+from gitgauge.core.schema import RepoConfig
+from gitgauge.core.suite import EMPTY_REPORT, NO_REPORT_HINT, SuiteRun, UserCommands, time_limit
 from gitgauge.core.worktree import Warn, lay_files
 from gitgauge.mining import classify, pertest
-from gitgauge.mining.telling import time_limit, with_telling_line
+from gitgauge.mining.telling import with_telling_line
 
 RejectReason = Literal[
     "passes before the fix",
@@ -380,13 +379,22 @@ class _Commands:
         self.extra_env = dict(extra_env or {})
         self.warn = warn
         self.source_root = source_root
-        self.sandbox: Sandbox | None = None
+        self.commands = UserCommands(config)
 
     def place(self, repo: Repository, checkout: Checkout, sandbox: Sandbox | None) -> None:
         """Run in `checkout` (of `repo`'s objects), test commands in `sandbox`."""
         self.repo = repo
         self.checkout = checkout
-        self.sandbox = sandbox
+        self.commands = UserCommands(self.config, sandbox=sandbox)
+
+    @property
+    def mounts(self) -> Mounts:
+        """A test run's own paths in the sandbox: the checkout, gitgauge's git directory for it
+        and the repository's objects, read-only (the suite may run git)."""
+        return Mounts(
+            workspace=self.checkout.path,
+            read_only=(self.checkout.git_dir, *self.repo.object_stores()),
+        )
 
     def reset(self, commit: str) -> None:
         self.checkout.reset(
@@ -397,44 +405,16 @@ class _Commands:
             warn=self.warn,
         )
 
-    @contextmanager
-    def _wrapper(self) -> Iterator[tuple[list[str], Path | None]]:
-        """The sandbox prefix for a test run and a directory of its own for its report (in
-        the sandbox the temporary directory is hidden, so the report directory is mounted)."""
-        if self.sandbox is None:
-            yield [], None
-            return
-        holder = Path(tempfile.mkdtemp(prefix="gitgauge-junit-"))
-        try:
-            mounts = Mounts(
-                workspace=self.checkout.path,
-                read_only=(self.checkout.git_dir, *self.repo.object_stores()),
-                writable=(holder,),
-            )
-            yield self.sandbox.argv(mounts, agent=False), holder
-        finally:
-            shutil.rmtree(holder, ignore_errors=True)
-
     def _env(self, worktree: Path) -> dict[str, str]:
         # Linked editable installs import from the checkout: make them import the worktree.
         redirect = links.worktree_env(self.source_root, self.config.worktree.link, worktree)
         return process.clean_env(cwd=worktree, extra={**self.extra_env, **redirect})
 
     def setup(self, commit: Commit, worktree: Path, *, where: str = "at the fix") -> Verdict | None:
-        if not self.config.setupCommand:
+        ran = self.commands.setup(worktree, env=self._env(worktree))
+        if ran is None or ran.ok:
             return None
-        result = process.run(
-            self.config.setupCommand,
-            cwd=worktree,
-            timeout_seconds=self.config.timeouts.setup / 1000,
-            env=self._env(worktree),
-        )
-        if result.ok:
-            return None
-        how = f"exit {result.exit_code}"
-        if result.timed_out:
-            how = f"timed out after {time_limit(self.config.timeouts.setup, 'timeouts.setup')}"
-        return _reject(commit, "setup failed", f"setupCommand {how} {where}", result)
+        return _reject(commit, "setup failed", f"setupCommand {ran.how} {where}", ran.result)
 
     def tests(self, worktree: Path) -> list[SuiteRun]:
         """The decisive run and its `mine.reruns` repeats (none after a timeout or failed start)."""
@@ -447,14 +427,7 @@ class _Commands:
         return runs
 
     def test(self, worktree: Path) -> SuiteRun:
-        with self._wrapper() as (wrapper, holder):
-            run = run_suite(
-                self.config,
-                worktree,
-                env=self._env(worktree),
-                report_path=holder / "report.xml" if holder else None,
-                wrapper=wrapper,
-            )
+        run = self.commands.suite(worktree, env=self._env(worktree), mounts=self.mounts)
         # A run without a report is warned about by the verdict, when exit codes decide.
         if run.source == "tap":
             self.warn(
@@ -471,7 +444,7 @@ class _Commands:
     def sandbox_symptoms(self, result: process.CommandResult) -> list[str] | None:
         """When a sandboxed run failed the way a sandbox makes suites fail (a read-only or
         missing path), the paths it names (maybe none); else None."""
-        if self.sandbox is None or result.ok or result.timed_out:
+        if self.commands.sandbox is None or result.ok or result.timed_out:
             return None
         output = result.output_tail(16_000)
         if not SANDBOX_SYMPTOMS.search(output):
@@ -479,21 +452,10 @@ class _Commands:
         return list(dict.fromkeys(SANDBOX_PATH.findall(output)))[:3]
 
     def test_once(self, worktree: Path, *, sandboxed: bool = True) -> process.CommandResult:
-        if not sandboxed:
-            return process.run(
-                self.config.testCommand,
-                cwd=worktree,
-                timeout_seconds=self.config.timeouts.test / 1000,
-                env=self._env(worktree),
-            )
-        with self._wrapper() as (wrapper, _):
-            return process.run(
-                self.config.testCommand,
-                cwd=worktree,
-                timeout_seconds=self.config.timeouts.test / 1000,
-                env=self._env(worktree),
-                wrapper=wrapper,
-            )
+        """One run of the suite, by exit code (in the sandbox, or outside it to compare)."""
+        commands = self.commands if sandboxed else self.commands.unsandboxed()
+        env = self._env(worktree)
+        return commands.suite(worktree, env=env, mounts=self.mounts, report=False).result
 
 
 def _reject(

@@ -64,8 +64,9 @@ def summary_cells(
 
 
 def has_merge_rows(rows: Sequence[ReportRow]) -> bool:
-    """Whether the KIND and EXACT columns are shown (only when some row counts merge tasks)."""
-    return any(row.kind == "merge" for row in rows)
+    """Whether the KIND and EXACT columns are shown (only when some row counts exact matches:
+    a kind graded against a recorded answer tree, like merge tasks)."""
+    return any(row.exact is not None for row in rows)
 
 
 def footnote(rows: Sequence[ReportRow]) -> str:
@@ -284,8 +285,8 @@ def _matrix_records(matrix: TaskMatrix) -> list[dict[str, Any]]:
                 "passToPassFailed": list(cell.pass_to_pass_failed),
                 "cell": cell.text,
             }
-            if row.kind == "merge":
-                record.update(kind="merge", exact=cell.exact)
+            if cell.exact is not None:
+                record.update(kind=row.kind, exact=cell.exact)
             records.append(record)
     return records
 

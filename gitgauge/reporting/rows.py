@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Literal
 
-from gitgauge.core.records import RunResult, TaskKind
+from gitgauge.core import kinds
+from gitgauge.core.records import RunResult
 from gitgauge.core.store import StoredRun
 from gitgauge.reporting import intervals
 from gitgauge.reporting.intervals import Interval
@@ -73,7 +74,7 @@ class ReportRow:
     pass_hat_k: Interval | None = None
     results: tuple[RunResult, ...] = field(default=(), repr=False, compare=False)
     """The row's results, for the per-task matrix and the HTML report's links."""
-    kind: TaskKind = "fix"
+    kind: str = "fix"
     """Which tasks the row counts: fix or merge (a config that ran both has a row of each)."""
     exact: int | None = None
     """Merge rows: attempts whose conflicted files all equal the recorded merge's."""
@@ -88,11 +89,11 @@ class ReportRow:
     @property
     def name(self) -> str:
         """The config, with `(merge)` on a merge row: a column or chart label."""
-        return self.config if self.kind == "fix" else f"{self.config} (merge)"
+        return self.config + kinds.get(self.kind).row_suffix
 
 
 def build_rows(
-    runs: Sequence[StoredRun], *, all_runs: bool = False, kind: TaskKind | None = None
+    runs: Sequence[StoredRun], *, all_runs: bool = False, kind: str | None = None
 ) -> list[ReportRow]:
     """Rows for `runs` (oldest first): every config of every run, or each config's latest run;
     one row per config and task kind (fix, merge) it ran, or only `kind`'s.
@@ -102,7 +103,7 @@ def build_rows(
     rows: list[ReportRow] = []
     for run in runs:
         for config in configs_in_order(run):
-            for row_kind in ("fix", "merge"):
+            for row_kind in kinds.names():
                 if kind is not None and row_kind != kind:
                     continue
                 results = [r for r in run.results if r.config == config and r.kind == row_kind]
@@ -157,10 +158,11 @@ def task_mean(
 
 
 def summarize(
-    config: str, run_id: str, results: Sequence[RunResult], *, kind: TaskKind = "fix"
+    config: str, run_id: str, results: Sequence[RunResult], *, kind: str = "fix"
 ) -> ReportRow:
     by_task = attempts_by_task(results)
     per_task = [outcomes(attempts) for attempts in by_task.values()]
+    counts = kinds.get(kind).row_counts(results)
     regress_known = [result.regressed for result in results if result.regressed is not None]
     cost = _mean_interval([task_mean(a, cost_of) for a in by_task.values()])
     seconds = _mean_interval([task_mean(a, seconds_of) for a in by_task.values()])
@@ -189,8 +191,8 @@ def summarize(
         pass_hat_k=_pass_interval(per_task, k, intervals.pass_hat_k) if k else None,
         results=tuple(results),
         kind=kind,
-        exact=sum(1 for r in results if r.exact) if kind == "merge" else None,
-        exact_tree=sum(1 for r in results if r.exactTree) if kind == "merge" else None,
+        exact=counts.get("exact"),
+        exact_tree=counts.get("exact_tree"),
     )
 
 
@@ -301,7 +303,7 @@ def build_matrix(rows: Sequence[ReportRow]) -> TaskMatrix:
                 regressed=sum(1 for attempt in attempts if attempt.regressed),
                 fail_to_pass_failed=_failed(attempt.failToPassFailed for attempt in attempts),
                 pass_to_pass_failed=_failed(attempt.passToPassFailed for attempt in attempts),
-                exact=sum(1 for a in attempts if a.exact) if row.kind == "merge" else None,
+                exact=kinds.get(row.kind).row_counts(attempts).get("exact"),
             )
     tasks = sorted({task for task, _ in cells})
     return TaskMatrix(columns=list(rows), tasks=tasks, cells=cells)
@@ -329,8 +331,7 @@ def describe_pair(result: RunResult) -> str:
         status += ", regressed"
         if result.passToPassFailed:
             status += f" ({_few(result.passToPassFailed)})"
-    if result.kind == "merge" and result.exact is not None:
-        status += ", exact" if result.exact else ", not exact"
+    status += kinds.get(result.kind).describe(result)
     cost = "-" if result.costUsd is None else f"${result.costUsd:.4f}"
     seconds = "-" if result.adapterSeconds is None else f"{result.adapterSeconds:.1f}s"
     diff = "-"

@@ -21,7 +21,7 @@ from gitgauge.core import fingerprint
 from gitgauge.core.errors import ConfigError, GitGaugeError
 from gitgauge.core.fingerprint import CREDENTIALS_FILE, HarnessSources, overlaid_paths
 from gitgauge.core.paths import is_protected, is_test_file
-from gitgauge.core.records import AgentConfig
+from gitgauge.core.schema import AgentConfig
 from gitgauge.running.scoring.protect import ensure_inside
 
 _REFERENCE = re.compile(r"\$\$|\$\{([^}]*)\}")

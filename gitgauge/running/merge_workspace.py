@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gitgauge.core.errors import TaskError
-from gitgauge.core.mergetree import MergeStart, merge_into
+from gitgauge.core.git.mergetree import MergeStart, merge_into
 from gitgauge.core.records import Task
 from gitgauge.running.workspace import Workspace
 

@@ -1,9 +1,10 @@
-"""One config x task pair in its own workspace: setupCommand -> the harness laid in -> the
-adapter (in the sandbox) -> what the agent left read as a tree, through gitgauge's own git
-directory and index, the harness taken out -> diff stats and the agent's patch -> protected files
-put back -> the checkout reset to base, setupCommand again, that tree laid in -> graded (per
-test, or by exit code, in the sandbox) -> a `RunResult`. A merge task's pair goes to
-`merge_run.py`. An agent's failure is a result with status `error`, never an exception.
+"""One config x task pair in its own workspace, the same sequence for every kind of task:
+the workspace as the task's kind starts it (a checkout of `base`, or `base` mid-merge) ->
+setupCommand -> the harness laid in -> the adapter (in the sandbox) -> what the agent left read
+as a tree through gitgauge's own git directory and index, the harness taken out -> its diff
+stats and patch -> graded by the kind (`core.kinds`: protection, a fresh checkout, the suite) ->
+a `RunResult` built from the kind's typed draft. An agent's failure is a result with status
+`error`, never an exception.
 """
 
 from __future__ import annotations
@@ -14,26 +15,26 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from gitgauge.core import links, process
-from gitgauge.core.checkout import AgentDiff
+from gitgauge.core import kinds, links, process
 from gitgauge.core.errors import GitGaugeError
 from gitgauge.core.git import Repository
+from gitgauge.core.git.checkout import AgentDiff
+from gitgauge.core.kinds import TaskKind
 from gitgauge.core.prompt_template import render as render_prompt
-from gitgauge.core.records import ErrorKind, RepoConfig, RunResult, Task
+from gitgauge.core.records import ErrorKind, ResultDraft, RunResult, Task
 from gitgauge.core.sandbox import Mounts, Sandbox
+from gitgauge.core.schema import RepoConfig
 from gitgauge.core.store import (
     Store,
     atomic_write_text,
 )
-from gitgauge.core.suite import NO_REPORT_HINT
+from gitgauge.core.suite import UserCommands
 from gitgauge.core.worktree import Warn, warn_once
 from gitgauge.running import harness as harnesses
 from gitgauge.running.adapters.base import AdapterContext, AdapterOutcome, prompt_file
-from gitgauge.running.merge_run import score_merge_pair
 from gitgauge.running.plan import PlannedConfig
 from gitgauge.running.scoring import diffstat
-from gitgauge.running.scoring.grade import grade
-from gitgauge.running.scoring.protect import WorkspaceEscape, protect
+from gitgauge.running.scoring.protect import WorkspaceEscape
 from gitgauge.running.workspace import TaskWorkspaces, Workspace
 
 
@@ -51,6 +52,7 @@ class Pair:
         sandbox: Sandbox | None = None,
     ) -> None:
         self.sandbox = sandbox
+        self.commands = UserCommands(config, sandbox=sandbox)
         self.repo = repo
         self.config = config
         self.store = store
@@ -69,19 +71,17 @@ class Pair:
         started = now()
         log_dir = self.store.log_dir(self.run_id, planned.config.name, task.id, attempt)
         log_dir.mkdir(parents=True, exist_ok=True)
-        fields: dict[str, Any] = {
-            "kind": task.kind,
-            "sandbox": "bwrap" if self.sandbox is not None else "none",
-        }
+        kind = kinds.get(task.kind)
+        draft = kind.draft(kind=task.kind, sandbox="bwrap" if self.sandbox is not None else "none")
         checkout_before = self.repo.checkout_state()
         try:
-            self._score(planned, task, prepared, log_dir, fields, slot=slot)
+            self._score(kind, planned, task, prepared, log_dir, draft, slot=slot)
         except WorkspaceEscape as error:
-            fields.update(status="error", errorKind="escaped-workspace", errorMessage=str(error))
+            draft.error("escaped-workspace", str(error))
         except GitGaugeError as error:
             # A git failure in one workspace (a missing object, a full disk) spoils this pair
             # only; the message says what happened.
-            fields.update(status="error", errorKind="internal", errorMessage=str(error))
+            draft.error("internal", str(error))
         if self.repo.checkout_state() != checkout_before:
             # Never undo it: it may be the user's own work (or a concurrent pair's, with -j).
             message = (
@@ -90,7 +90,7 @@ class Pair:
                 "workspace; check `git status` and `git stash list`. Nothing was undone."
             )
             self.warn(message)
-            fields.update(status="error", errorKind="escaped-workspace", errorMessage=message)
+            draft.error("escaped-workspace", message)
         return RunResult(
             runId=self.run_id,
             config=planned.config.name,
@@ -98,7 +98,7 @@ class Pair:
             attempt=attempt,
             startedAt=started,
             finishedAt=now(),
-            **fields,
+            **draft.fields(),
         )
 
     def _run_agent(
@@ -151,15 +151,16 @@ class Pair:
 
     def _score(
         self,
+        kind: TaskKind,
         planned: PlannedConfig,
         task: Task,
         prepared: TaskWorkspaces,
         log_dir: Path,
-        fields: dict[str, Any],
+        draft: ResultDraft,
         *,
         slot: int,
     ) -> None:
-        """Fill `fields` of the result step by step, so an error keeps what was measured."""
+        """Fill `draft` step by step, so an error keeps what was measured."""
         link = self.config.worktree.link
         with prepared.workspace(slot) as workspace:
             # Linked editable installs import from the checkout: make them import the workspace.
@@ -167,89 +168,31 @@ class Pair:
             env = process.clean_env(
                 cwd=workspace.path, extra={"GITGAUGE_JOB": str(slot), **redirect}
             )
-            steps = PairSteps(self, planned, task, workspace, env, log_dir)
-            if task.kind == "merge":
-                score_merge_pair(self.repo, self.config, task, workspace, fields, steps=steps)
-                return
-            setup_error = self._setup(workspace.path, env, log_dir)
+            steps = PairSteps(self, planned, task, workspace, env, log_dir, draft)
+            steps_of_kind = kind.enter(steps)
+            setup_error = steps.setup()
             if setup_error is not None:
-                fields.update(status="error", errorKind="setup", errorMessage=setup_error)
+                draft.error("setup", setup_error)
                 return
-            outcome = self._run_agent(planned, task, workspace, env, log_dir)
-            fields.update(outcome_fields(outcome))
+            steps_of_kind.after_setup()
+            outcome = steps.run_agent()
+            draft.update(**outcome_fields(outcome))
+            steps_of_kind.after_agent()
             # Measured for failed agents too: the patch of a timed-out agent helps to see why.
-            diff = steps.read_work(start=task.base, fields=fields)
-            if not outcome.ok:
-                return
-            protection = protect(
-                workspace.checkout, diff, task.base, patterns=self.config.tests.patterns
-            )
-            fields.update(reverted=protection.reverted, deleted=protection.deleted)
-            graded = workspace.checkout.write_tree()
-            if not steps.lay_graded(graded, base=task.base, fields=fields):
-                return
-            try:
-                verdict = grade(
-                    self.repo,
-                    task,
-                    workspace.path,
-                    self.config,
-                    env=env,
-                    log_dir=log_dir,
-                    sandbox=self.sandbox,
-                    mounts=steps.test_mounts,
-                )
-            except OSError as error:
-                # The agent's tree has a shape files cannot be laid into (a file where `tests/`
-                # was, say): its work cannot be scored.
-                fields.update(
-                    status="error",
-                    errorKind="internal",
-                    errorMessage=f"could not lay the test files into the workspace: {error}",
-                )
-                return
-            fields.update(
-                status="resolved" if verdict.resolved else "unresolved",
-                regressed=verdict.regressed,
-                testExitCode=verdict.test.exit_code,
-                testTimedOut=verdict.test.timed_out,
-                testOutputTail=verdict.test.output_tail(),
-                failToPassFailed=verdict.fail_to_pass_failed,
-                passToPassFailed=verdict.pass_to_pass_failed,
-            )
-            if verdict.report_problem is not None:
-                self.warn(f"{verdict.report_problem}: {NO_REPORT_HINT}")
-            if verdict.base_test is not None:
-                fields.update(
-                    baseTestExitCode=verdict.base_test.exit_code,
-                    baseTestOutputTail=verdict.base_test.output_tail(),
-                )
+            diff = steps.read_work(start=steps_of_kind.start)
+            if outcome.ok:
+                steps_of_kind.grade(diff)
 
     def _setup(self, workspace: Path, env: dict[str, str], log_dir: Path) -> str | None:
         """Run setupCommand; the reason it failed, or None."""
-        if not self.config.setupCommand:
-            return None
-        result = process.run(
-            self.config.setupCommand,
-            cwd=workspace,
-            timeout_seconds=self.config.timeouts.setup / 1000,
-            env=env,
-            stdout_path=log_dir / "setup.stdout",
-            stderr_path=log_dir / "setup.stderr",
-        )
-        if result.ok:
-            return None
-        if result.timed_out:
-            how = f"timed out after {self.config.timeouts.setup / 1000:g}s (timeouts.setup)"
-        else:
-            how = f"exited {result.exit_code}"
-        tail = result.output_tail(300).strip()
-        return f"setupCommand {how}" + (f": {tail}" if tail else "")
+        ran = self.commands.setup(workspace, env=env, log_dir=log_dir)
+        return None if ran is None or ran.ok else ran.failure
 
 
 @dataclass(frozen=True)
 class PairSteps:
-    """The steps of a pair that fix and merge tasks share, bound to one pair's workspace."""
+    """The steps every kind of task shares, bound to one pair's workspace and draft: what a
+    kind's `enter` and its pair's `grade` use (`core.kinds`)."""
 
     pair: Pair
     planned: PlannedConfig
@@ -257,6 +200,26 @@ class PairSteps:
     workspace: Workspace
     env: dict[str, str]
     log_dir: Path
+    draft: ResultDraft
+
+    @property
+    def repo(self) -> Repository:
+        return self.pair.repo
+
+    @property
+    def config(self) -> RepoConfig:
+        return self.pair.config
+
+    @property
+    def sandbox(self) -> Sandbox | None:
+        return self.pair.sandbox
+
+    @property
+    def commands(self) -> UserCommands:
+        return self.pair.commands
+
+    def warn(self, message: str) -> None:
+        self.pair.warn(message)
 
     def setup(self) -> str | None:
         return self.pair._setup(self.workspace.path, self.env, self.log_dir)
@@ -264,16 +227,16 @@ class PairSteps:
     def run_agent(self) -> AdapterOutcome:
         return self.pair._run_agent(self.planned, self.task, self.workspace, self.env, self.log_dir)
 
-    def read_work(self, *, start: str, fields: dict[str, Any]) -> AgentDiff:
+    def read_work(self, *, start: str) -> AgentDiff:
         """What the agent left, read through gitgauge's own git directory and index (only
         this crosses to the grader), the harness taken out of it; its diff against `start`
-        (the tree it started from) in `fields` and its patch in the logs."""
+        (the tree it started from) in the draft and its patch in the logs."""
         checkout = self.workspace.checkout
         checkout.read_agent_tree(start)
         checkout.reset_paths(start, self.planned.harness.overlays)
         diff = checkout.diff(start)
         stat = diffstat.diff_stat(diff)
-        fields.update(
+        self.draft.update(
             diffFiles=stat.files, diffInsertions=stat.insertions, diffDeletions=stat.deletions
         )
         atomic_write_text(self.log_dir / "agent.patch", diff.patch)
@@ -286,7 +249,7 @@ class PairSteps:
         checkout = self.workspace.checkout
         return Mounts(workspace=checkout.path, read_only=(checkout.git_dir, *self.workspace.stores))
 
-    def lay_graded(self, tree: str, *, base: str, fields: dict[str, Any]) -> bool:
+    def lay_graded(self, tree: str, *, base: str) -> bool:
         """A fresh checkout of `base` (the same one, reset and checked clean: nothing of the
         agent's survives), `setupCommand` run again on it, then `tree` laid in: the graded
         work is the agent's patch and nothing else. False (and an error) when setup fails."""
@@ -296,11 +259,7 @@ class PairSteps:
         self.workspace.reset(base)
         setup_error = self.setup()
         if setup_error is not None:
-            fields.update(
-                status="error",
-                errorKind="setup",
-                errorMessage=f"in the grading checkout: {setup_error}",
-            )
+            self.draft.error("setup", f"in the grading checkout: {setup_error}")
             return False
         self.workspace.checkout.lay_tree(tree)
         return True

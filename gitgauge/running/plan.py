@@ -15,8 +15,9 @@ from gitgauge.core.config import load_agent_config
 from gitgauge.core.errors import ConfigError, TaskError, UsageError
 from gitgauge.core.git import Repository
 from gitgauge.core.harness_diff import changed_parts
-from gitgauge.core.records import TASK_ID, AgentConfig, RepoConfig, RunManifest, Task
+from gitgauge.core.records import TASK_ID, RunManifest, Task
 from gitgauge.core.sandbox import Sandbox, SandboxMode, prepare
+from gitgauge.core.schema import AgentConfig, RepoConfig
 from gitgauge.core.store import (
     Store,
     config_dir_name,
@@ -67,6 +68,15 @@ def _planned(config: AgentConfig, source: str) -> PlannedConfig:
     return PlannedConfig(
         config, source, adapter, harnesses.prepare(config, source=source, environ=os.environ)
     )
+
+
+@dataclass(frozen=True)
+class PairJob:
+    """One config x task attempt to run."""
+
+    planned: PlannedConfig
+    task: Task
+    attempt: int
 
 
 @dataclass(frozen=True)
@@ -236,3 +246,83 @@ def plan_resume(
         else:
             warn(f"task {task_id} of run {manifest.runId} is no longer in {store.tasks_dir}")
     return RunPlan(configs=configs, tasks=tasks), manifest
+
+
+SANDBOX_MODES: tuple[SandboxMode, ...] = ("auto", "bwrap", "none")
+
+
+def apply_flags(
+    config: RepoConfig,
+    *,
+    sandbox: str | None,
+    executor: str | None,
+    ray_address: str | None,
+) -> RepoConfig:
+    """gitgauge.yaml's `run` settings as `--sandbox`, `--executor` and `--ray-address` set them
+    (a bad value is a `UsageError` naming the flag)."""
+    if sandbox is not None and sandbox not in SANDBOX_MODES:
+        raise UsageError(f"--sandbox must be one of {', '.join(SANDBOX_MODES)}, got {sandbox!r}")
+    run = config.run
+    if sandbox is not None:
+        run = run.model_copy(update={"sandbox": sandbox})
+    if executor is not None:
+        if executor not in ("local", "ray"):
+            raise UsageError(f"--executor must be local or ray, got {executor!r}")
+        run = run.model_copy(update={"executor": executor})
+    if ray_address is not None and run.executor != "ray":
+        raise UsageError("--ray-address goes with --executor ray (or run.executor: ray)")
+    return config.model_copy(update={"run": run})
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """A run decided: what runs, what it continues, and the sandbox of this machine (None on a
+    remote executor, whose nodes decide, or without one)."""
+
+    plan: RunPlan
+    resume: ResumeFrom | None
+    sandbox: Sandbox | None
+
+
+def plan_whole_run(
+    repo: Repository,
+    store: Store,
+    config: RepoConfig,
+    *,
+    config_files: Sequence[Path],
+    task_id: str | None,
+    resume: str | None,
+    retry_errors: bool,
+    warn: Warn,
+) -> PlannedRun:
+    """Everything `gitgauge run` decides before any pair starts: the configs and tasks (or
+    those of the run it resumes, refusing changed configs and another sandbox mode), and this
+    machine's sandbox (`config` carries the flags, see `apply_flags`)."""
+    if resume is None and retry_errors:
+        raise UsageError("--retry-errors goes with --resume")
+    if resume is not None and (config_files or task_id):
+        raise UsageError("--resume takes the configs and tasks of the run it continues")
+    if resume is None and not config_files:
+        raise UsageError("pass at least one agent config: gitgauge run -c config.yaml")
+    origin: ResumeFrom | None = None
+    if resume is not None:
+        plan, manifest = plan_resume(repo, store, resume, warn=warn)
+        origin = ResumeFrom(manifest.runId, manifest, retry_errors=retry_errors)
+    else:
+        plan = plan_run(repo, store, config_files, task_id=task_id, warn=warn)
+    mode = config.run.sandbox
+    box: Sandbox | None = None
+    if config.run.executor == "local":
+        box = plan_sandbox(repo, config, plan, mode=mode, warn=warn)
+        used: str = "bwrap" if box is not None else "none"
+    else:
+        used = mode  # each node decides from the mode (this machine's bwrap says nothing)
+    if origin is not None:
+        recorded = origin.manifest.sandbox
+        # A run recorded as auto (on Ray, each node decided) continues with auto anywhere.
+        if recorded != used and (recorded, mode) != ("auto", "auto"):
+            raise UsageError(
+                f"run {origin.run_id} ran with sandbox {recorded}, this one would run with "
+                f"{used}: resume with --sandbox {recorded}"
+            )
+    return PlannedRun(plan=plan, resume=origin, sandbox=box)

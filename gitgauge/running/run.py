@@ -14,13 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitgauge import __version__
-from gitgauge.core import fingerprint, links
-from gitgauge.core.checkout import CheckoutPool
+from gitgauge.core import fingerprint, kinds, links
 from gitgauge.core.errors import UsageError
 from gitgauge.core.git import Repository
+from gitgauge.core.git.checkout import CheckoutPool
 from gitgauge.core.parallel import in_order
-from gitgauge.core.records import RepoConfig, RunManifest, RunResult, Task
+from gitgauge.core.records import RunManifest, RunResult, Task
 from gitgauge.core.sandbox import Sandbox
+from gitgauge.core.schema import RepoConfig
 from gitgauge.core.store import (
     StorageError,
     Store,
@@ -31,7 +32,7 @@ from gitgauge.core.worktree import Warn
 from gitgauge.running import harness as harnesses
 from gitgauge.running.executors import PairExecutor
 from gitgauge.running.pair import Pair, now
-from gitgauge.running.plan import PlannedConfig, ResumeFrom, RunPlan, command_drift
+from gitgauge.running.plan import PairJob, PlannedConfig, ResumeFrom, RunPlan, command_drift
 from gitgauge.running.workspace import HistoryCopies, TaskWorkspaces
 
 
@@ -40,13 +41,6 @@ class RunOutcome:
     run_id: str
     manifest: RunManifest
     results: list[RunResult]
-
-
-@dataclass(frozen=True)
-class PairJob:
-    planned: PlannedConfig
-    task: Task
-    attempt: int
 
 
 def execute(
@@ -164,6 +158,12 @@ def execute(
     return RunOutcome(run_id=run_id, manifest=manifest, results=results)
 
 
+def other_parent(task: Task) -> str | None:
+    """A second commit whose history the task's workspace holds (a merge's other parent)."""
+    tips = kinds.get(task.kind).history_tips(task)
+    return tips[1] if len(tips) > 1 else None
+
+
 def _run_all(
     pending: list[PairJob],
     pair: Pair,
@@ -184,7 +184,7 @@ def _run_all(
             link=pair.config.worktree.link,
             warn=pair.warn,
             copies=sources,
-            other=job.task.other if job.task.kind == "merge" else None,
+            other=other_parent(job.task),
             pool=pool,
         ) as prepared:
             return pair.run(job.planned, job.task, prepared, attempt=job.attempt, slot=slot)

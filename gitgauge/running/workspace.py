@@ -20,9 +20,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal
 
-from gitgauge.core.checkout import Checkout, CheckoutPool
 from gitgauge.core.git import Repository
-from gitgauge.core.history import HistoryCopy
+from gitgauge.core.git.checkout import Checkout, CheckoutPool
+from gitgauge.core.git.history import HistoryCopy
 from gitgauge.core.interrupt import deferred
 from gitgauge.core.worktree import Warn, write_owner
 

@@ -20,8 +20,9 @@ from gitgauge.core import process
 from gitgauge.core.errors import ConfigError
 from gitgauge.core.git import Repository
 from gitgauge.core.interrupt import deferred
-from gitgauge.core.records import AgentConfig, ErrorKind, Task
+from gitgauge.core.records import ErrorKind, Task
 from gitgauge.core.sandbox import Exposure
+from gitgauge.core.schema import AgentConfig
 from gitgauge.core.worktree import write_owner
 
 PROMPT_PREFIX = "gitgauge-prompt-"

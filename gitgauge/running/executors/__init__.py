@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable, Generator, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from gitgauge.core.records import RepoConfig, RunResult, Task
+from gitgauge.core.records import RunResult, Task
+from gitgauge.core.schema import RepoConfig
 
 if TYPE_CHECKING:
     from gitgauge.running.pair import Pair
-    from gitgauge.running.plan import PlannedConfig
-    from gitgauge.running.run import PairJob
+    from gitgauge.running.plan import PairJob, PlannedConfig
 
 
 class PairExecutor(Protocol):

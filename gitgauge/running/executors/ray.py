@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 from gitgauge import __version__
 from gitgauge.core import fingerprint, process
 from gitgauge.core.errors import ConfigError, GitGaugeError
-from gitgauge.core.records import RaySettings, RepoConfig, RunResult, Task
+from gitgauge.core.records import RunResult, Task
+from gitgauge.core.schema import RaySettings, RepoConfig
 from gitgauge.core.store import atomic_write_bytes, atomic_write_json
 from gitgauge.running.executors.shipped import (
     FixFiles,
@@ -43,8 +44,7 @@ from gitgauge.running.executors.shipped_harness import (
 
 if TYPE_CHECKING:
     from gitgauge.running.pair import Pair
-    from gitgauge.running.plan import PlannedConfig
-    from gitgauge.running.run import PairJob
+    from gitgauge.running.plan import PairJob, PlannedConfig
 
 try:
     import ray

@@ -31,13 +31,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from gitgauge import __version__
-from gitgauge.core import process
+from gitgauge.core import kinds, process
 from gitgauge.core.errors import GitError, GitGaugeError
-from gitgauge.core.git import NO_HOOKS, Blob, ChangedPath, Repository
-from gitgauge.core.history import HistoryCopy
-from gitgauge.core.records import RepoConfig, RunResult, Task, WorktreeSettings
+from gitgauge.core.git import Blob, ChangedPath, Repository, history
+from gitgauge.core.git.history import HistoryCopy
+from gitgauge.core.records import RunResult, Task
 from gitgauge.core.sandbox import Sandbox
 from gitgauge.core.sandbox import prepare as prepare_sandbox
+from gitgauge.core.schema import RepoConfig, WorktreeSettings
 from gitgauge.core.store import Store
 from gitgauge.running.adapters.base import Adapter
 from gitgauge.running.executors.shipped_harness import ShippedHarness, materialize_harness
@@ -63,12 +64,12 @@ class FixFiles:
 
 
 def fix_files(repo: Repository, task: Task, *, with_source: bool) -> FixFiles:
+    kind = kinds.get(task.kind)
     paths = list(task.testFiles)
     changes: tuple[ChangedPath, ...] | None = None
     if with_source:
-        if task.kind == "merge":
-            # gold writes every conflicted file as the merge has it, changed from base or not.
-            paths += [path for path in task.conflictFiles if path not in paths]
+        # What gold writes (every conflicted file of a merge, changed from base or not).
+        paths += [path for path in kind.gold_paths(repo, task) if path not in paths]
         changes = tuple(repo.diff_names(task.base, task.fix))
         for change in changes:
             for path in (change.old_path, change.path):
@@ -76,35 +77,20 @@ def fix_files(repo: Repository, task: Task, *, with_source: bool) -> FixFiles:
                     paths.append(path)
     submodules = frozenset(path for path in paths if repo.is_submodule(task.fix, path))
     files = {path: repo.read_blob(task.fix, path) for path in paths if path not in submodules}
-    tree = repo.tree_listing(task.fix) if task.kind == "merge" else None
+    # A merge's grading compares trees by id: its recorded tree's listing travels, ids only.
+    tree = repo.tree_listing(task.fix) if task.merge is not None else None
     return FixFiles(fix=task.fix, files=files, submodules=submodules, changes=changes, tree=tree)
 
 
 def history_tips(task: Task) -> tuple[str, ...]:
-    """The commits whose history a task's pairs need: its `base`, and a merge task's `other`
-    (never the recorded merge)."""
-    if task.kind == "merge" and task.other is not None:
-        return (task.base, task.other)
-    return (task.base,)
+    """The commits whose history a task's pairs need (its kind says: a merge's other parent
+    too), never the answer."""
+    return kinds.get(task.kind).history_tips(task)
 
 
 def pack_history(repo: Repository, tips: tuple[str, ...]) -> bytes:
-    """One git pack of exactly the objects reachable from `tips` (a task's `history_tips`).
-
-    Written to stdout (into a file of gitgauge's own): `pack-objects` then makes no temporary
-    pack in the user's `.git`, and a TMPDIR on another file system needs no cross-device rename."""
-    with tempfile.TemporaryDirectory(prefix="gitgauge-pack-") as folder:
-        pack = Path(folder) / "history.pack"
-        result = process.run(
-            ["git", "pack-objects", "--revs", "--quiet", "--stdout"],
-            cwd=repo.root,
-            stdin_text="".join(f"{tip}\n" for tip in tips),
-            stdout_path=pack,
-        )
-        if not result.ok:
-            where = " and ".join(tip[:12] for tip in tips)
-            raise GitError(f"could not pack the history up to {where}: {result.stderr_tail}")
-        return pack.read_bytes()
+    """One git pack of exactly the objects reachable from `tips` (a task's `history_tips`)."""
+    return history.pack_of(repo, tips)
 
 
 class ShippedRepository(Repository):
@@ -266,7 +252,7 @@ def run_on_node(
                     link=[],
                     warn=warnings.append,
                     copy=HistoryCopy(copy, task.base),
-                    other=task.other if task.kind == "merge" else None,
+                    other=history_tips(task)[1] if len(history_tips(task)) > 1 else None,
                 ) as prepared:
                     result = pair.run(planned, task, prepared, attempt=request.attempt, slot=slot)
         logs = {
@@ -331,23 +317,12 @@ def _history_copy(
         building = folder / f"{name}.partial"
         shutil.rmtree(building, ignore_errors=True)
         building.mkdir()
-        # No template: the node's init.templateDir may hold hooks.
-        _git(["git", "init", "--bare", "--quiet", "--template=", str(building)], cwd=folder)
-        pack = building / "objects" / "pack" / "pack-shipped.pack"
-        pack.parent.mkdir(parents=True, exist_ok=True)
-        pack.write_bytes(load_pack())
-        _git(["git", "index-pack", str(pack)], cwd=building)
-        _git(["git", "update-ref", "refs/heads/main", tips[0]], cwd=building)
-        _git(["git", "symbolic-ref", "HEAD", "refs/heads/main"], cwd=building)
+        try:
+            history.copy_from_pack(building, load_pack(), tips[0])
+        except GitError as error:
+            raise GitError(f"on node {socket.gethostname()}: {error}") from None
         building.rename(target)
         return target, True
-
-
-def _git(argv: list[str], *, cwd: Path) -> None:
-    result = process.run([argv[0], *NO_HOOKS, *argv[1:]], cwd=cwd)
-    if not result.ok:
-        detail = result.stderr_tail.strip() or result.start_error or f"exit {result.exit_code}"
-        raise GitError(f"on node {socket.gethostname()}: {' '.join(argv[:3])} failed: {detail}")
 
 
 @contextmanager

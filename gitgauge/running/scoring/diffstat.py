@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gitgauge.core.checkout import AgentDiff
+from gitgauge.core.git.checkout import AgentDiff
 
 
 @dataclass(frozen=True)

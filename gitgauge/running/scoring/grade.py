@@ -12,17 +12,15 @@ Without a usable report in that run, the exit code decides (regressed unknown).
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from gitgauge.core import process
 from gitgauge.core.git import Repository
-from gitgauge.core.records import RepoConfig, Task
-from gitgauge.core.sandbox import Mounts, Sandbox
-from gitgauge.core.suite import run_suite
+from gitgauge.core.records import Task
+from gitgauge.core.sandbox import Mounts
+from gitgauge.core.suite import UserCommands
 from gitgauge.core.worktree import lay_files
 from gitgauge.running.scoring.protect import ensure_inside
 
@@ -48,68 +46,40 @@ def grade(
     repo: Repository,
     task: Task,
     workspace: Path,
-    config: RepoConfig,
+    commands: UserCommands,
     *,
     env: Mapping[str, str],
     log_dir: Path,
-    sandbox: Sandbox | None = None,
     mounts: Mounts | None = None,
 ) -> Grade:
-    """`workspace` holds the agent's graded tree (a fresh checkout); `sandbox`: what the test
-    commands run in (the agent's code runs in them), with `mounts` (default: the workspace
-    alone)."""
-    mounts = mounts or Mounts(workspace=workspace)
+    """`workspace` holds the agent's graded tree (a fresh checkout); `commands` run the suite
+    (in their sandbox: the agent's code runs in it, with `mounts`, default the workspace)."""
     ensure_inside(workspace, task.testFiles)
     lay_files(repo, task.fix, task.testFiles, workspace)
     if task.failToPass is not None:
-        return _grade_per_test(
-            task, workspace, config, env=env, log_dir=log_dir, sandbox=sandbox, mounts=mounts
-        )
-    wrapper = sandbox.argv(mounts, agent=False) if sandbox else []
-    test = _run_tests(config, workspace, env=env, log_dir=log_dir, name="test", sandbox=wrapper)
+        return _grade_per_test(task, workspace, commands, env=env, log_dir=log_dir, mounts=mounts)
+    test = commands.suite(workspace, env=env, mounts=mounts, log_dir=log_dir, report=False).result
     if task.baseSuitePasses is not True:
         return Grade(resolved=test.ok, regressed=None, test=test, base_test=None)
     lay_files(repo, task.base, task.testFiles, workspace)
-    base_test = _run_tests(
-        config, workspace, env=env, log_dir=log_dir, name="base-test", sandbox=wrapper
-    )
+    base_test = commands.suite(
+        workspace, env=env, mounts=mounts, log_dir=log_dir, name="base-test", report=False
+    ).result
     return Grade(resolved=test.ok, regressed=not base_test.ok, test=test, base_test=base_test)
 
 
 def _grade_per_test(
     task: Task,
     workspace: Path,
-    config: RepoConfig,
+    commands: UserCommands,
     *,
     env: Mapping[str, str],
     log_dir: Path,
-    sandbox: Sandbox | None,
-    mounts: Mounts,
+    mounts: Mounts | None,
 ) -> Grade:
     assert task.failToPass is not None
-    kept = log_dir / "test-report.xml"
-    # In the sandbox the repository (and so the run's logs) is hidden: the suite writes its report
-    # into a directory of its own, bound writable, and the report is kept in the logs afterwards.
-    holder = Path(tempfile.mkdtemp(prefix="gitgauge-junit-")) if sandbox else None
-    try:
-        wrapper = []
-        if sandbox is not None and holder is not None:
-            with_report = replace(mounts, writable=(*mounts.writable, holder))
-            wrapper = sandbox.argv(with_report, agent=False)
-        suite = run_suite(
-            config,
-            workspace,
-            env=env,
-            report_path=holder / "report.xml" if holder else kept,
-            stdout_path=log_dir / "test.stdout",
-            stderr_path=log_dir / "test.stderr",
-            wrapper=wrapper,
-        )
-        if holder is not None and (holder / "report.xml").is_file():
-            shutil.copyfile(holder / "report.xml", kept)
-    finally:
-        if holder is not None:
-            shutil.rmtree(holder, ignore_errors=True)
+    # The report is kept in the logs (test-report.xml).
+    suite = commands.suite(workspace, env=env, mounts=mounts, log_dir=log_dir)
     test = suite.result
     report = suite.report
     if report is None:
@@ -130,24 +100,4 @@ def _grade_per_test(
         base_test=None,
         fail_to_pass_failed=f2p_failed,
         pass_to_pass_failed=p2p_failed,
-    )
-
-
-def _run_tests(
-    config: RepoConfig,
-    workspace: Path,
-    *,
-    env: Mapping[str, str],
-    log_dir: Path,
-    name: str,
-    sandbox: Sequence[str],
-) -> process.CommandResult:
-    return process.run(
-        config.testCommand,
-        cwd=workspace,
-        timeout_seconds=config.timeouts.test / 1000,
-        env=env,
-        stdout_path=log_dir / f"{name}.stdout",
-        stderr_path=log_dir / f"{name}.stderr",
-        wrapper=sandbox,
     )

@@ -21,13 +21,14 @@ from __future__ import annotations
 import stat
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gitgauge.core import process
-from gitgauge.core.checkout import MergeState, parse_tree_listing
 from gitgauge.core.git import Repository
-from gitgauge.core.mergetree import has_markers
-from gitgauge.core.records import RepoConfig, Task
+from gitgauge.core.git.checkout import MergeState, parse_tree_listing
+from gitgauge.core.git.mergetree import has_markers
+from gitgauge.core.records import Task
+from gitgauge.core.schema import RepoConfig
 from gitgauge.running.merge_workspace import ConflictState
 from gitgauge.running.workspace import Workspace
 
@@ -61,10 +62,9 @@ def grade_merge(
     merge: MergeState,
     setup_files: Collection[str],
     steps: PairSteps,
-    fields: dict[str, Any],
 ) -> MergeGrade | None:
-    """Grade the agent's tree; None (and an error in `fields`) when the grading checkout's
-    setup step fails."""
+    """Grade the agent's tree; None (and an error in the pair's draft) when the grading
+    checkout's setup step fails."""
     assert task.merge is not None and task.other is not None
     checkout = workspace.checkout
     left = checkout.entries(agent_tree)
@@ -96,21 +96,15 @@ def grade_merge(
     )
     test: process.CommandResult | None = None
     if task.testsAtMerge and not abandoned:
-        if not steps.lay_graded(agent_tree, base=task.base, fields=fields):
+        if not steps.lay_graded(agent_tree, base=task.base):
             return None
-        test = process.run(
-            config.testCommand,
-            cwd=workspace.path,
-            timeout_seconds=config.timeouts.test / 1000,
+        test = steps.commands.suite(
+            workspace.path,
             env=steps.env,
-            stdout_path=steps.log_dir / "test.stdout",
-            stderr_path=steps.log_dir / "test.stderr",
-            wrapper=(
-                steps.pair.sandbox.argv(steps.test_mounts, agent=False)
-                if steps.pair.sandbox
-                else ()
-            ),
-        )
+            mounts=steps.test_mounts,
+            log_dir=steps.log_dir,
+            report=False,
+        ).result
     resolved = not marker_files and not unmerged and not abandoned and (test is None or test.ok)
     return MergeGrade(
         resolved=resolved,

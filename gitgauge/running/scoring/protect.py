@@ -13,8 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from gitgauge.core.checkout import AgentDiff, Checkout
 from gitgauge.core.errors import GitGaugeError
+from gitgauge.core.git.checkout import AgentDiff, Checkout
 from gitgauge.core.paths import is_protected, is_test_infra
 
 

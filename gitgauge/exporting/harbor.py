@@ -33,9 +33,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gitgauge.core.git import Repository
-from gitgauge.core.records import RepoConfig, Task
+from gitgauge.core.records import Task
+from gitgauge.core.schema import RepoConfig
 from gitgauge.core.worktree import lay_files
-from gitgauge.reporting.export import (
+from gitgauge.exporting.swebench import (
     ExportError,
     Warn,
     few_names,

@@ -10,12 +10,13 @@ as in `gitgauge.core.git`, the door to the user's repository.
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from gitgauge.core import process
 from gitgauge.core.errors import GitError
-from gitgauge.core.git import Repository, full_file_system
+from gitgauge.core.git import NO_HOOKS, Repository, full_file_system
 
 
 class HistoryCopy:
@@ -97,6 +98,36 @@ class HistoryCopy:
         _git_ok(["git", "update-ref", "refs/heads/main", commit], cwd=root)
         _git_ok(["git", "symbolic-ref", "HEAD", "refs/heads/main"], cwd=root)
         return copy
+
+
+def pack_of(source: Repository, tips: Sequence[str]) -> bytes:
+    """One git pack of exactly the objects reachable from `tips`, to ship (a Ray node makes its
+    copy from it). Written to stdout, into a file of gitgauge's own: `pack-objects` then makes
+    no temporary pack in the user's `.git`, and a TMPDIR elsewhere needs no cross-device rename."""
+    with tempfile.TemporaryDirectory(prefix="gitgauge-pack-") as folder:
+        pack = Path(folder) / "history.pack"
+        result = process.run(
+            ["git", *NO_HOOKS, "pack-objects", "--revs", "--quiet", "--stdout"],
+            cwd=source.root,
+            stdin_text="".join(f"{tip}\n" for tip in tips),
+            stdout_path=pack,
+        )
+        if not result.ok:
+            where = " and ".join(tip[:12] for tip in tips)
+            raise GitError(f"could not pack the history up to {where}: {result.stderr_tail}")
+        return pack.read_bytes()
+
+
+def copy_from_pack(root: Path, pack: bytes, commit: str) -> None:
+    """A bare history copy at `root` (an empty directory) from a shipped `pack`, `main` at
+    `commit` (no template: the node's init.templateDir may hold hooks)."""
+    _git_ok(["git", *NO_HOOKS, "init", "--bare", "--quiet", "--template=", str(root)], cwd=root)
+    path = root / "objects" / "pack" / "pack-shipped.pack"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(pack)
+    _git_ok(["git", *NO_HOOKS, "index-pack", str(path)], cwd=root)
+    _git_ok(["git", "update-ref", "refs/heads/main", commit], cwd=root)
+    _git_ok(["git", "symbolic-ref", "HEAD", "refs/heads/main"], cwd=root)
 
 
 def _git_ok(argv: list[str], *, cwd: Path) -> str:

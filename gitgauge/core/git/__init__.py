@@ -2,7 +2,7 @@
 CLI (through `gitgauge.core.process`) for history streaming, diffs and worktrees. Returns
 gitgauge's own small records (`Commit`, `ChangedPath`, `Blob`), never GitPython objects.
 
-The only other module that runs git is `gitgauge.core.history`, which builds the bare history
+The only other module that runs git is `gitgauge.core.git.history`, which builds the bare history
 copies isolated runs work in (git CLI only, with `NO_HOOKS` from here).
 """
 
@@ -16,6 +16,7 @@ import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Protocol
 
@@ -455,3 +456,51 @@ def _stat_key(path: Path) -> str:
     except OSError:
         return f"{path}:missing"
     return f"{path}:{info.st_size}:{info.st_mtime_ns}"
+
+
+@dataclass(frozen=True)
+class HistoryStep:
+    """One commit to write: its message and the files it writes and deletes."""
+
+    message: str
+    write: dict[str, str]
+    delete: tuple[str, ...] = ()
+
+
+def write_history(
+    dest: Path, steps: Sequence[HistoryStep], *, author: tuple[str, str], first_at: datetime
+) -> None:
+    """A new repository at `dest` (existing and empty) holding `steps` on `main`, commit `n` by
+    `author` at `first_at` plus `n` hours: the same SHAs on every machine, nothing read from the
+    user's git identity or configuration (the demo's sample history)."""
+    actor = gitpython.Actor(*author)
+    repo = gitpython.Repo.init(dest)
+    try:
+        # Name the branch ourselves: init.defaultBranch may say otherwise, and old git
+        # has no --initial-branch.
+        repo.git.symbolic_ref("HEAD", "refs/heads/main")
+        with repo.config_writer() as config:
+            # A global i18n.commitEncoding would add an encoding header and change SHAs.
+            config.set_value("i18n", "commitEncoding", "UTF-8")
+        for hours, step in enumerate(steps):
+            if step.delete:
+                repo.index.remove(list(step.delete), working_tree=True)
+            for relative, text in step.write.items():
+                path = dest / relative
+                path.parent.mkdir(parents=True, exist_ok=True)
+                # Bytes, not text mode: LF endings on every platform keep SHAs stable.
+                path.write_bytes(text.encode("utf-8"))
+            if step.write:
+                repo.index.add(list(step.write))
+            when = first_at + timedelta(hours=hours)
+            repo.index.commit(
+                step.message,
+                author=actor,
+                committer=actor,
+                author_date=when,
+                commit_date=when,
+                # Hooks from a global core.hooksPath must not run or edit the message.
+                skip_hooks=True,
+            )
+    finally:
+        repo.close()

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gitgauge.core import kinds
 from gitgauge.core.errors import GitError, GitGaugeError
 from gitgauge.core.git import Repository
 from gitgauge.core.paths import is_test_file
@@ -55,9 +56,8 @@ def exportable_tasks(tasks: Sequence[Task], repo: Repository, *, warn: Warn) -> 
         raise ExportError("no tasks to export in .gitgauge/tasks/: run `gitgauge mine` first")
     kept: list[Task] = []
     for task in tasks:
-        kind = getattr(task, "kind", None) or "fix"
-        if kind != "fix":
-            warn(f"skipping task {task.id}: kind {kind!r} has no equivalent in this format")
+        if not kinds.get(task.kind).exportable:
+            warn(f"skipping task {task.id}: kind {task.kind!r} has no equivalent in this format")
             continue
         missing = [sha for sha in (task.base, task.fix) if not repo.has_commit(sha)]
         if missing:

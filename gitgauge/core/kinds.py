@@ -1,0 +1,130 @@
+"""Task kinds: one small interface and one registry, like the adapters'.
+
+A kind (`fix`, `merge`, later `rebase`, `commits`, `fixture`) is one module of `gitgauge/kinds/`
+that subclasses `TaskKind` and registers itself. Everything that differs between kinds is a
+method or an attribute here: which history a workspace holds, how the workspace is entered, what
+gold does, how a pair is graded and which result fields it adds (its `draft` record), which
+report columns it counts, whether it exports, how its prompt is rewritten. Every stage asks the
+kind through `get(task.kind)`; nothing outside `gitgauge/kinds/` compares a kind's name to a
+string (`tests/test_layering.py` checks it).
+
+The kinds live above the stages (a kind joins mining, running and reporting), so the stages get
+them from this registry, which loads the built-ins by module name the way a plugin registry loads
+its entry points: core never imports a kind's code.
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from gitgauge.core.errors import TaskError
+from gitgauge.core.git import Repository
+from gitgauge.core.git.checkout import AgentDiff
+from gitgauge.core.records import ResultDraft, RunResult, Task
+
+BUILTINS = "gitgauge.kinds"
+"""The package whose import registers the built-in kinds."""
+
+
+class TaskKind(ABC):
+    """One kind of task. Subclasses set `name` and register with `@register`."""
+
+    name: ClassVar[str]
+    row_suffix: ClassVar[str] = ""
+    """Added to a config's name on this kind's report rows (`sonnet (merge)`)."""
+    exportable: ClassVar[bool] = False
+    """Whether SWE-bench and Harbor exports can hold it (a bug fix with tests)."""
+    draft: ClassVar[type[ResultDraft]] = ResultDraft
+    """The result record a pair of this kind fills: it refuses any field the kind does not add."""
+
+    # -- what a workspace and its history hold -------------------------------------------------
+
+    def history_tips(self, task: Task) -> tuple[str, ...]:
+        """The commits whose history a pair's workspace holds: the task's `base` (and, for a
+        merge, the other parent), never the answer."""
+        return (task.base,)
+
+    def gold_paths(self, repo: Repository, task: Task) -> list[str]:
+        """The paths of the answer `gold` writes (what a remote node must be sent for it)."""
+        return []
+
+    @abstractmethod
+    def gold(self, repo: Repository, task: Task, workspace: Path) -> None:
+        """Write the task's own answer into `workspace` (the `gold` baseline)."""
+
+    # -- a pair ----------------------------------------------------------------------------------
+
+    @abstractmethod
+    def enter(self, pair: Any) -> KindPair:
+        """Make the fresh workspace of `pair` (`running.pair.PairSteps`) what this kind's agent
+        starts from (a checkout of `base`, or `base` with `other` merged in), and return the
+        pair's kind-specific steps."""
+
+    # -- reports ---------------------------------------------------------------------------------
+
+    def row_counts(self, results: Sequence[RunResult]) -> dict[str, int]:
+        """This kind's own counts for a report row (merge: `exact`, `exact_tree`)."""
+        return {}
+
+    def describe(self, result: RunResult) -> str:
+        """What a finished pair's line adds to its status (merge: `, exact`)."""
+        return ""
+
+    # -- mining ----------------------------------------------------------------------------------
+
+    def rewrite_request(self, repo: Repository, task: Task, commit: Any) -> Any:
+        """The spoiler-free prompt request (`mining.rewrite_request.RewriteRequest`) for a
+        task of this kind; the mining stage sends it."""
+        raise TaskError(f"tasks of kind {self.name!r} have no prompt rewriting")
+
+
+class KindPair(ABC):
+    """One pair's kind-specific state and steps. `running.pair` owns the sequence (workspace,
+    setup, harness, agent, its work read as a patch, grade, result) and calls these for the
+    steps that differ between kinds."""
+
+    start: str
+    """The tree the agent starts from: its diff and patch are measured against it."""
+
+    def after_setup(self) -> None:  # noqa: B027 - most kinds need nothing here
+        """Called once setupCommand ran, before the agent (a merge notes what setup made)."""
+
+    def after_agent(self) -> None:  # noqa: B027
+        """Called once the agent exited, before its work is read."""
+
+    @abstractmethod
+    def grade(self, diff: AgentDiff) -> None:
+        """Grade the agent's work (`diff`: its tree against `start`, in gitgauge's index) into
+        the pair's draft; only called when the agent ran to completion."""
+
+
+_REGISTRY: dict[str, TaskKind] = {}
+
+
+def register(cls: type[TaskKind]) -> type[TaskKind]:
+    _REGISTRY[cls.name] = cls()
+    return cls
+
+
+def get(name: str) -> TaskKind:
+    """The kind called `name`; an unknown one is a `TaskError` listing the known ones."""
+    _load_builtins()
+    kind = _REGISTRY.get(name)
+    if kind is None:
+        raise TaskError(f"unknown task kind {name!r} (known: {', '.join(sorted(_REGISTRY))})")
+    return kind
+
+
+def names() -> list[str]:
+    """Every kind, in the order reports show them (registration order: fix first)."""
+    _load_builtins()
+    return list(_REGISTRY)
+
+
+def _load_builtins() -> None:
+    if not _REGISTRY:
+        importlib.import_module(BUILTINS)

@@ -1,0 +1,129 @@
+"""`kind: merge`: a recorded merge's conflicts, re-made from its two parents (`mine --merges`,
+`mining/merges.py`).
+
+A pair: a checkout of `base` with `other` merged in by the agent's own git before it starts,
+conflicts left in the files (`running/merge_workspace.py`); after the agent, its tree read as a
+patch against that conflicted state and its git directory's MERGE_HEAD, HEAD and index read as
+data; graded by markers, unmerged paths and exact match, and by the suite in a fresh checkout
+when it passed at the recorded merge (`running/scoring/merge_grade.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gitgauge.core.git import Repository
+from gitgauge.core.git.checkout import AgentDiff, read_merge_state
+from gitgauge.core.kinds import KindPair, TaskKind, register
+from gitgauge.core.records import MergeResultDraft, RunResult, Task
+from gitgauge.core.worktree import lay_files
+from gitgauge.mining.rewrite_merge import build_merge_request
+from gitgauge.mining.rewrite_request import RewriteRequest
+from gitgauge.running.merge_workspace import ConflictState, enter_conflict
+from gitgauge.running.scoring.merge_grade import grade_merge
+
+if TYPE_CHECKING:
+    from gitgauge.running.pair import PairSteps
+
+
+@register
+class MergeKind(TaskKind):
+    name = "merge"
+    row_suffix = " (merge)"
+    draft = MergeResultDraft
+
+    def history_tips(self, task: Task) -> tuple[str, ...]:
+        # Both parents' history (never the recorded merge, which is the answer).
+        return (task.base, *([task.other] if task.other else []))
+
+    def gold_paths(self, repo: Repository, task: Task) -> list[str]:
+        """Every conflicted file, and every path the recorded merge has differently from
+        `base` (a change the merge made beyond the conflicts)."""
+        assert task.merge is not None
+        paths: list[str] = list(task.conflictFiles)
+        for change in repo.diff_names(task.base, task.merge):
+            for path in (change.old_path, change.path):
+                if path is not None and path not in paths:
+                    paths.append(path)
+        return paths
+
+    def gold(self, repo: Repository, task: Task, workspace: Path) -> None:
+        """The recorded merge's resolution written, then `git add`, as a developer marks the
+        conflicts resolved."""
+        assert task.merge is not None
+        lay_files(repo, task.merge, self.gold_paths(repo, task), workspace)
+        # The whole tree: a path the merge deleted (a rename's old side, a modify/delete
+        # resolved by deleting) is in neither the work tree nor, after git's rename detection,
+        # the index, and naming it would fail ("pathspec did not match").
+        repo.git("add", "--all", "--", ".", cwd=workspace)
+
+    def enter(self, pair: Any) -> KindPair:
+        return _MergePair(pair)
+
+    def row_counts(self, results: Sequence[RunResult]) -> dict[str, int]:
+        return {
+            "exact": sum(1 for result in results if result.exact),
+            "exact_tree": sum(1 for result in results if result.exactTree),
+        }
+
+    def describe(self, result: RunResult) -> str:
+        if result.exact is None:
+            return ""
+        return ", exact" if result.exact else ", not exact"
+
+    def rewrite_request(self, repo: Repository, task: Task, commit: Any) -> RewriteRequest:
+        # Never the merge's diff or message: they are the resolution.
+        return build_merge_request(repo, task)
+
+
+class _MergePair(KindPair):
+    def __init__(self, pair: PairSteps) -> None:
+        self.pair = pair
+        self.state: ConflictState = enter_conflict(
+            pair.workspace, pair.task, link=pair.config.worktree.link
+        )
+        self.start = self.state.start_tree
+        self.setup_files: set[str] = set()
+
+    def after_setup(self) -> None:
+        self.setup_files = self.pair.workspace.checkout.untracked()
+
+    def after_agent(self) -> None:
+        workspace = self.pair.workspace
+        copy = workspace.checkout.holder / "agent-index"
+        self.merge = read_merge_state(workspace.agent_git, copy)
+
+    def grade(self, diff: AgentDiff) -> None:
+        pair, draft = self.pair, self.pair.draft
+        assert isinstance(draft, MergeResultDraft)
+        verdict = grade_merge(
+            pair.repo,
+            pair.task,
+            pair.workspace,
+            self.state,
+            pair.config,
+            agent_tree=pair.workspace.checkout.write_tree(),
+            merge=self.merge,
+            setup_files=self.setup_files,
+            steps=pair,
+        )
+        if verdict is None:
+            return
+        draft.update(
+            status="resolved" if verdict.resolved else "unresolved",
+            exact=verdict.exact,
+            exactTree=verdict.exact_tree,
+            exactFiles=verdict.exact_files,
+            markerFiles=verdict.marker_files,
+            unmergedPaths=verdict.unmerged,
+            outsideChanges=verdict.outside,
+            mergeAbandoned=verdict.abandoned,
+        )
+        if verdict.test is not None:
+            draft.update(
+                testExitCode=verdict.test.exit_code,
+                testTimedOut=verdict.test.timed_out,
+                testOutputTail=verdict.test.output_tail(),
+            )
