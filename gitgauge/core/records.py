@@ -32,7 +32,7 @@ MANIFEST_SCHEMA_VERSION = 1
 
 
 PromptQuality = Literal["rich", "title-only"]
-TaskKind = Literal["fix", "merge"]
+TaskKind = Literal["fix", "merge", "rebase", "commits"]
 MergeDifficulty = Literal["easy", "medium", "hard"]
 
 
@@ -121,9 +121,26 @@ class Task(BaseModel):
     conflictRegions: StrictInt | None = None
     """Merge tasks: conflict regions over those files (a modify/delete counts as one)."""
     difficulty: MergeDifficulty | None = None
-    """Merge tasks, as GitGoodBench: easy 1 file 1 region, medium 1 file more, hard more files."""
+    """Merge tasks, as GitGoodBench: easy 1 file 1 region, medium 1 file more, hard more files;
+    chain tasks, by `purity`: easy from 0.9, medium from 0.7, hard below."""
     testsAtMerge: StrictBool | None = None
     """Merge tasks: whether `testCommand` passed at the recorded merge (False: exact match only)."""
+    # -- commit-history tasks (kind: rebase, kind: commits) from a file-commit chain; `fix`
+    # holds the chain's newest commit, `base` where the agent starts --
+    chain: list[StrictStr] = Field(default_factory=list)
+    """Chain tasks: the chain's commits, oldest first (full shas); the first one's parent is
+    the chain's parent."""
+    chainSubjects: list[StrictStr] = Field(default_factory=list)
+    """Chain tasks: the subjects of those commits, oldest first (the original series)."""
+    file: StrictStr | None = None
+    """Chain tasks: the file every commit of the chain modifies."""
+    purity: float | None = None
+    """Chain tasks: the share of the chain's changed lines that are in `file` (0 to 1)."""
+    testsAtNewest: StrictBool | None = None
+    """Chain tasks: whether `testCommand` passed at the chain's newest commit (what
+    `chains.testEachCommit` needs)."""
+    chainParent: StrictStr | None = None
+    """Chain tasks: full sha of the chain's parent, which the agent's series goes on top of."""
 
 
 ResultStatus = Literal["resolved", "unresolved", "error"]
@@ -218,6 +235,48 @@ class RunResult(BaseModel):
     """Merge tasks: paths the agent changed outside the conflicted files (kept, reported)."""
     mergeAbandoned: bool | None = None
     """Merge tasks: the agent undid the merge (`git merge --abort`); never resolved."""
+    # -- commit-history tasks (rebase, commits): the checks, then the judge --
+    checkTree: bool | None = None
+    """Chain tasks: the series' last tree equals the chain's newest tree (nothing lost, nothing
+    added; files setupCommand or the harness made excepted)."""
+    checkNothingInProgress: bool | None = None
+    """Chain tasks: no rebase, merge, cherry-pick or revert left in progress."""
+    checkNothingUncommitted: bool | None = None
+    """Chain tasks: the work tree and the index hold exactly the series' last tree."""
+    checkSeriesLength: bool | None = None
+    """Chain tasks: the series has between 1 and twice the chain's commits."""
+    checkSubjectsDistinct: bool | None = None
+    """Chain tasks: no two commits of the series have the same subject."""
+    checkBranch: bool | None = None
+    """Chain tasks: the series sits on the chain's parent, on the branch the rebase started
+    from (rebase) or wherever HEAD is (commits)."""
+    series: list[str] | None = None
+    """Chain tasks: the subjects of the agent's series, oldest first (None: no series found on
+    top of the chain's parent)."""
+    originalSeries: list[str] = Field(default_factory=list)
+    """Chain tasks: the subjects of the original chain, oldest first."""
+    seriesTested: int | None = None
+    """Chain tasks with `chains.testEachCommit`: commits of the series built and tested."""
+    seriesPassing: int | None = None
+    """Of those, how many passed `testCommand`."""
+    judgeAsFirst: Literal["win", "tie", "loss"] | None = None
+    """Chain tasks: the judge's verdict on the agent's series shown first (as A), from the
+    agent's side; None: not judged."""
+    judgeAsSecond: Literal["win", "tie", "loss"] | None = None
+    """The verdict with the agent's series shown second (as B)."""
+    solved: bool | None = None
+    """Chain tasks: the judge preferred the agent's series in both orders (GitGoodBench's
+    measure); None: not judged in both orders."""
+    judgeProblem: str | None = None
+    """Why the judge gave no verdict (unavailable, malformed answer, ...)."""
+    judgeModel: str | None = None
+    """Model id of the judge."""
+    judgeInputTokens: int | None = None
+    """Input tokens of both judge requests, as the backend reported them."""
+    judgeOutputTokens: int | None = None
+    """Output tokens of both judge requests."""
+    judgeCostUsd: float | None = None
+    """Cost of both judge requests (the claude CLI reports one; the SDK none)."""
     sandbox: Literal["bwrap", "none"] | None = None
     """The sandbox this pair's agent and test commands ran in (on a Ray node: the one that node
     could give); None when the pair did not get that far, and in results written before
@@ -293,6 +352,70 @@ class MergeResultDraft(ResultDraft):
     mergeAbandoned: bool | None = None
 
 
+class ChainResultDraft(ResultDraft):
+    """A commit-history task's pair: its checks, per-commit tests and the judge."""
+
+    checkTree: bool | None = None
+    checkNothingInProgress: bool | None = None
+    checkNothingUncommitted: bool | None = None
+    checkSeriesLength: bool | None = None
+    checkSubjectsDistinct: bool | None = None
+    checkBranch: bool | None = None
+    series: list[str] | None = None
+    originalSeries: list[str] = Field(default_factory=list)
+    seriesTested: int | None = None
+    seriesPassing: int | None = None
+    judgeAsFirst: Literal["win", "tie", "loss"] | None = None
+    judgeAsSecond: Literal["win", "tie", "loss"] | None = None
+    solved: bool | None = None
+    judgeProblem: str | None = None
+    judgeModel: str | None = None
+    judgeInputTokens: int | None = None
+    judgeOutputTokens: int | None = None
+    judgeCostUsd: float | None = None
+
+
+CHAIN_CHECKS = (
+    "checkTree",
+    "checkNothingInProgress",
+    "checkNothingUncommitted",
+    "checkSeriesLength",
+    "checkSubjectsDistinct",
+    "checkBranch",
+)
+"""The checks of a chain task's pair, in the order the README lists them: RESOLVED when all
+hold."""
+
+
+class JudgeCheck(BaseModel):
+    """The judge's position-bias check of a run: the original series against itself."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    task: StrictStr
+    """The task whose original series was judged against itself."""
+    model: StrictStr
+    """Model id of the judge."""
+    backend: StrictStr
+    """anthropic-sdk or claude-cli."""
+    asFirst: Literal["win", "tie", "loss"] | None = None
+    """The verdict for the copy shown first; `tie` is the only unbiased one."""
+    asSecond: Literal["win", "tie", "loss"] | None = None
+    """The verdict for the copy shown second."""
+    problem: StrictStr | None = None
+    """Why a verdict is missing (a malformed answer, an error)."""
+    inputTokens: int | None = None
+    """Input tokens of the two requests."""
+    outputTokens: int | None = None
+    """Output tokens of the two requests."""
+    costUsd: float | None = None
+    """Their cost, when the backend reports one."""
+
+    @property
+    def unbiased(self) -> bool:
+        return self.asFirst == "tie" and self.asSecond == "tie"
+
+
 MAX_COST_USD = 1_000_000.0
 """Past a million dollars a pair's cost is a corrupt or forged record, not a measurement."""
 MAX_COUNT = 10**12
@@ -309,6 +432,10 @@ _COUNT_FIELDS = (
     "diffFiles",
     "diffInsertions",
     "diffDeletions",
+    "judgeInputTokens",
+    "judgeOutputTokens",
+    "seriesTested",
+    "seriesPassing",
 )
 
 
@@ -316,6 +443,7 @@ def implausible(result: RunResult) -> str | None:
     """`key: why` for the first number of `result` no pair could have measured (NaN, infinite,
     negative, past its cap), or None. Such a result would poison every average it joins."""
     limits = {"costUsd": (MAX_COST_USD, "USD"), "adapterSeconds": (MAX_SECONDS, "seconds")}
+    limits["judgeCostUsd"] = (MAX_COST_USD, "USD")
     limits.update({name: (float(MAX_COUNT), "") for name in _COUNT_FIELDS})
     for name, (cap, unit) in limits.items():
         value = getattr(result, name)
@@ -371,3 +499,6 @@ class RunManifest(BaseModel):
     harness: dict[StrictStr, StrictStr] | None = None
     """Config name -> fingerprint of its harness (see `harness/<config>/harness.json`); None in
     runs made before gitgauge recorded harnesses."""
+    judgeCheck: JudgeCheck | None = None
+    """The judge's position-bias check (an original series against itself), when the run
+    judged commit-history tasks."""

@@ -35,6 +35,10 @@ class _HumanRecord(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+MAX_CHAIN_LENGTH = 20
+"""The longest chain `mine.chainLength` may ask for: a series of more is no longer a cleanup."""
+
+
 class MineSettings(_HumanRecord):
     last: StrictInt = Field(default=200, gt=0)
     """How many recent commits of HEAD `gitgauge mine` scans."""
@@ -66,6 +70,36 @@ class MineSettings(_HumanRecord):
     """Also mine merge-conflict tasks from the merge commits among them (`mine --merges`)."""
     maxConflicts: StrictInt = Field(default=8, gt=0)
     """Merges with more conflict regions than this are skipped (GitGoodBench's cap)."""
+    chains: StrictBool = False
+    """Also mine commit-history tasks (`kind: rebase`, `kind: commits`) from file-commit chains
+    (`mine --chains`)."""
+    chainLength: list[StrictInt] = Field(default_factory=lambda: [3, 6])
+    """`[shortest, longest]` commits of a chain (GitGoodBench's 3 to 6)."""
+    chainPurity: float = Field(default=0.5, ge=0.0, le=1.0)
+    """Chains whose share of changed lines in their file is lower than this are skipped."""
+
+    @field_validator("chainLength")
+    @classmethod
+    def _chain_length(cls, bounds: list[int]) -> list[int]:
+        if len(bounds) != 2 or not 2 <= bounds[0] <= bounds[1] <= MAX_CHAIN_LENGTH:
+            raise ValueError(
+                f"{bounds} is not [shortest, longest] with 2 <= shortest <= longest <= "
+                f"{MAX_CHAIN_LENGTH} (like [3, 6])"
+            )
+        return bounds
+
+
+class ChainsSettings(_HumanRecord):
+    """`chains`: how `run` scores commit-history tasks (`kind: rebase`, `kind: commits`)."""
+
+    testEachCommit: StrictBool = False
+    """Build and test every commit of an agent's series (when the suite passes at the chain's
+    newest commit) and record the share that pass: a bisectable history."""
+    judge: StrictBool = False
+    """Ask a model to compare each series with the original, both orders (`run --judge`); it
+    is sent the repository's commits (trusted repositories only)."""
+    judgeModel: StrictStr = Field(default="haiku", min_length=1)
+    """The judge's model: haiku, sonnet, opus or a model id (`run --judge-model`)."""
 
 
 MAX_TIMEOUT_MS = 86_400_000
@@ -202,6 +236,8 @@ class RepoConfig(_HumanRecord):
     """Your project's own test files and per-test reports."""
     run: RunSettings = Field(default_factory=RunSettings)
     """How `gitgauge run` isolates and places its pairs."""
+    chains: ChainsSettings = Field(default_factory=ChainsSettings)
+    """How `gitgauge run` scores commit-history tasks (README, 'Commit-history tasks')."""
 
 
 class Pricing(_HumanRecord):

@@ -217,7 +217,8 @@ class Store:
         return f"rejected ({record.get('reason')})"
 
     def mined_fix_shas(self, *, warn: Callable[[str], None]) -> set[str]:
-        return {task.fix for task in self.load_tasks(warn=warn)}
+        # A chain task's `fix` is its newest commit, which may be a bug fix of its own.
+        return {task.fix for task in self.load_tasks(warn=warn) if not task.chain}
 
     # -- runs: runs/<run-id>/run.json, results/<config>/<task>.json, logs/<config>/<task>/ --
 
@@ -331,10 +332,15 @@ def _task_problem(path: Path, task: Task) -> str | None:
         )
     if path.name != f"{task.id}.yaml":
         return f"id: {task.id!r} is not this file's name; a task file is named <id>.yaml"
-    for key in ("base", "fix", "other", "merge"):
+    for key in ("base", "fix", "other", "merge", "chainParent"):
         sha = getattr(task, key)
         if sha is not None and not FULL_SHA.fullmatch(sha):
             return f"{key}: {sha!r} is not a full commit sha (40 or 64 lowercase hex digits)"
+    for index, sha in enumerate(task.chain):
+        if not FULL_SHA.fullmatch(sha):
+            return f"chain.{index}: {sha!r} is not a full commit sha (40 or 64 hex digits)"
+    if task.file is not None and repository_path_problem(task.file) is not None:
+        return f"file: {repository_path_problem(task.file)}"
     for key in ("testFiles", "conflictFiles"):
         for index, file in enumerate(getattr(task, key)):
             problem = repository_path_problem(file)
