@@ -17,6 +17,8 @@ from gitgauge.core.records import Task
 from gitgauge.core.store import Store
 from gitgauge.core.worktree import remove_stale
 from gitgauge.init import init as init_repository
+from gitgauge.mining.chains import SKIP_REASONS as CHAIN_SKIP_REASONS
+from gitgauge.mining.chains import ChainSummary
 from gitgauge.mining.classify import SUBJECT_RULES
 from gitgauge.mining.explain import explain as explain_commit
 from gitgauge.mining.merges import MergeSummary
@@ -94,6 +96,15 @@ def mine(
             show_default=False,
         ),
     ] = None,
+    chains: Annotated[
+        bool | None,
+        typer.Option(
+            "--chains/--no-chains",
+            help="Also mine rebase and commits tasks from file-commit chains "
+            "(default: mine.chains).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Find bug-fix commits, prove each fails before and passes after, save them as tasks."""
 
@@ -133,6 +144,7 @@ def mine(
                     events=progress.events(),
                     prepare_task=rewriter.prepare_task if rewriter else None,
                     with_merges=merges,
+                    with_chains=chains,
                 )
             finally:
                 progress.clear()
@@ -272,8 +284,29 @@ def print_mine_summary(summary: MineSummary, store: Store) -> None:
             say(f"  {reason}: {summary.rejected[reason]}")
     if summary.merge is not None:
         _print_merge_summary(summary.merge)
-    if summary.tasks or (summary.merge and summary.merge.tasks):
+    if summary.chains is not None:
+        _print_chain_summary(summary.chains)
+    if (
+        summary.tasks
+        or (summary.merge and summary.merge.tasks)
+        or (summary.chains and summary.chains.tasks)
+    ):
         say(f"tasks saved in {store.tasks_dir}/")
+
+
+def _print_chain_summary(chains: ChainSummary) -> None:
+    say(f"first-parent commits: {chains.scanned}")
+    say(f"  file-commit chains: {chains.found}")
+    if chains.already_mined:
+        say(f"  already mined:   {chains.already_mined}")
+    for reason in CHAIN_SKIP_REASONS:
+        if chains.skipped.get(reason):
+            say(f"  skipped, {reason}: {chains.skipped[reason]}")
+    untested = sum(1 for task in chains.tasks if not task.testsAtNewest) // 2
+    say(
+        f"chain tasks:       {len(chains.tasks)} (rebase and commits per chain; "
+        f"suite fails at the newest commit: {untested} chain(s))"
+    )
 
 
 def _print_merge_summary(merge: MergeSummary) -> None:

@@ -40,6 +40,11 @@ class TaskKind(ABC):
     """Whether SWE-bench and Harbor exports can hold it (a bug fix with tests)."""
     draft: ClassVar[type[ResultDraft]] = ResultDraft
     """The result record a pair of this kind fills: it refuses any field the kind does not add."""
+    judged: ClassVar[bool] = False
+    """Whether a judge compares its pairs' work with the original (reports show SOLVED and
+    WIN/TIE/LOSS; `run` checks the judge's position bias once)."""
+    rewritable: ClassVar[bool] = True
+    """Whether `rewrite` may rewrite its prompts (a prompt gitgauge wrote itself needs none)."""
 
     # -- what a workspace and its history hold -------------------------------------------------
 
@@ -73,6 +78,11 @@ class TaskKind(ABC):
     def describe(self, result: RunResult) -> str:
         """What a finished pair's line adds to its status (merge: `, exact`)."""
         return ""
+
+    def checks(self, result: RunResult) -> tuple[int, int] | None:
+        """(held, asked) of the kind's checks on a pair (RESOLVED: all held); None when the
+        kind has none."""
+        return None
 
     # -- mining ----------------------------------------------------------------------------------
 

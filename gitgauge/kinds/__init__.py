@@ -1,10 +1,15 @@
 """The built-in task kinds, one module each, registered in `gitgauge.core.kinds` on import:
-`fix` (a bug fix proved fail-to-pass) and `merge` (a recorded merge's conflicts).
+`fix` (a bug fix proved fail-to-pass), `merge` (a recorded merge's conflicts), `rebase` and
+`commits` (a file-commit chain cleaned up or committed anew; shared code in `chain.py`).
 
 A new kind is one module here (a `TaskKind` subclass with `@register`) plus its imports below;
 see docs/architecture.md, "Task kinds".
 """
 
+# Imported in the order reports show the kinds: the registry keeps registration order.
+# isort: off
 from gitgauge.kinds import fix, merge
+from gitgauge.kinds import rebase, commits
+# isort: on
 
-__all__ = ["fix", "merge"]
+__all__ = ["fix", "merge", "rebase", "commits"]

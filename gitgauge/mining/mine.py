@@ -26,7 +26,7 @@ from gitgauge.core.schema import RepoConfig
 from gitgauge.core.store import Store, atomic_write_json
 from gitgauge.core.suite import stop_early_warning
 from gitgauge.core.worktree import Warn, warn_once
-from gitgauge.mining import classify, merges, rules
+from gitgauge.mining import chains, classify, merges, rules
 from gitgauge.mining.merges import MergeSummary
 from gitgauge.mining.rules import RuleCounts
 from gitgauge.mining.verify import Verdict, verify
@@ -70,6 +70,8 @@ class MineSummary:
     tasks: list[Task] = field(default_factory=list)
     merge: MergeSummary | None = None
     """Merge-conflict mining (`--merges`); None when it was off."""
+    chains: chains.ChainSummary | None = None
+    """Commit-history mining (`--chains`); None when it was off."""
 
     @property
     def verified_rich(self) -> int:
@@ -202,6 +204,7 @@ def mine(
     events: MineEvents | None = None,
     prepare_task: Callable[[Task, Commit], Task] | None = None,
     with_merges: bool | None = None,
+    with_chains: bool | None = None,
 ) -> MineSummary:
     """Scan, verify and save. `prepare_task` may rewrite a verified task before it is saved
     (prompt rewriting); it must not raise for failures it can recover from. With `dry_run`,
@@ -255,8 +258,10 @@ def mine(
         else:
             to_verify.append(candidate)
 
+    mine_chains = config.mine.chains if with_chains is None else with_chains
     with CheckoutPool(owner_repository=repo.root) as pool:
-        sandbox = mining_sandbox(repo, config, warn=warn) if to_verify or merge_commits else None
+        needs_sandbox = to_verify or merge_commits or (mine_chains and not dry_run)
+        sandbox = mining_sandbox(repo, config, warn=warn) if needs_sandbox else None
         _verify_candidates(
             repo, config, store, to_verify, summary,
             jobs=jobs, warn=warn, events=events, prepare_task=prepare_task,
@@ -278,7 +283,30 @@ def mine(
                 pool=pool,
                 sandbox=sandbox,
             )
+        if mine_chains:
+            summary.chains = chains.mine_chains(
+                repo,
+                config,
+                last=count,
+                existing={task.id for task in store.load_tasks(warn=warn)},
+                dry_run=dry_run,
+                jobs=jobs,
+                warn=warn,
+                events=chains.ChainEvents(
+                    on_start=events.on_start,
+                    on_task=lambda commit, task: events.on_verdict(
+                        Verdict(commit, task, None, "" if task.testsAtNewest else _NO_TESTS)
+                    ),
+                    on_skip=events.on_skip,
+                ),
+                pool=pool,
+                sandbox=sandbox,
+                save=store.save_task,
+            )
     return summary
+
+
+_NO_TESTS = "the suite fails at its newest commit: chains.testEachCommit skips it"
 
 
 def mining_sandbox(repo: Repository, config: RepoConfig, *, warn: Warn) -> Sandbox | None:

@@ -151,6 +151,11 @@ def rewrite_tasks(
     """Rewrite already-mined tasks (one, or all), saving each as soon as it is done."""
     run = RewriteRun()
     for task in _select(store, task_id, warn=warn):
+        if not kinds.get(task.kind).rewritable:
+            # A prompt gitgauge wrote itself (a chain task's) holds no spoiler to rewrite.
+            run.skipped.append(task.id)
+            on_task(task, "own prompt")
+            continue
         if task.originalPrompt is not None and not force:
             run.skipped.append(task.id)
             on_task(task, "skipped")

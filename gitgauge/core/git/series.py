@@ -180,6 +180,7 @@ def replay_problem(repo: Repository, parent: str, commit: str) -> str | None:
         )  # fmt: skip
         if not made.ok:
             return f"git diff failed: {made.stderr_tail.strip()}"
+        (Path(folder) / "objects" / "pack").mkdir(parents=True)
         env = process.clean_env(
             cwd=repo.root,
             extra={
@@ -257,10 +258,13 @@ def raw_message(repo: Repository, sha: str) -> str:
     return raw.split("\n\n", 1)[1] if "\n\n" in raw else ""
 
 
-def commit_everything(work_tree: Path, message: str, *, author: Author) -> None:
-    """`git add --all` and `git commit` through the work tree's `.git`, the message kept byte
-    for byte (gold on a commits task writes the original series)."""
-    _workspace_git(work_tree, "add", "--all", "--", ".")
+def commit_everything(
+    work_tree: Path, message: str, *, author: Author, paths: Sequence[str]
+) -> None:
+    """Stage `paths` (new, changed and deleted files alike) and `git commit` through the work
+    tree's `.git`, the message kept byte for byte (gold on a commits task writes the original
+    series)."""
+    _workspace_git(work_tree, "add", "--all", "--", *(f":(literal){path}" for path in paths))
     _workspace_git(
         work_tree,
         "commit",

@@ -1,0 +1,292 @@
+"""What `kind: rebase` and `kind: commits` share: tasks mined from a file-commit chain
+(`mining/chains.py`), scored by checks first and a judge second.
+
+After the agent, its git directory is read as data (`core/git/series.py`): HEAD, the branch it
+names and the in-progress markers as files, its index and object files copied; its series is
+the run of commits from HEAD back along first parents to the chain's parent. The checks, each a
+result field (`core.records.CHAIN_CHECKS`), and RESOLVED when every one holds:
+
+- checkTree: the series' last tree is the chain's newest tree (files setupCommand made, and the
+  harness's, left out on both sides);
+- checkNothingInProgress: no rebase, merge, cherry-pick or revert left unfinished;
+- checkNothingUncommitted: the work tree and the index hold the series' last tree;
+- checkSeriesLength: 1 to 2 x N commits;
+- checkSubjectsDistinct: no two subjects equal;
+- checkBranch: the series sits on the chain's parent (rebase: on the branch the rebase started
+  from; commits: wherever HEAD is).
+
+With `chains.testEachCommit` (and a suite that passed at the newest commit when mined), every
+commit of the series is built and tested in a fresh checkout. With `chains.judge`, the judge
+(`kinds/chain_judge.py`) compares the series with the original, both orders.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Collection, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gitgauge.core.errors import GitError
+from gitgauge.core.git import Repository
+from gitgauge.core.git.checkout import AgentDiff, _plain_file, parse_tree_listing
+from gitgauge.core.git.series import (
+    AgentHistory,
+    HeadState,
+    SeriesCommit,
+    copy_objects,
+    read_head_state,
+    show_original,
+)
+from gitgauge.core.kinds import KindPair, TaskKind
+from gitgauge.core.records import CHAIN_CHECKS, ChainResultDraft, RunResult, Task
+from gitgauge.kinds import chain_judge
+
+if TYPE_CHECKING:
+    from gitgauge.running.pair import PairSteps
+
+MAX_SERIES_WALK = 100
+"""How far back from HEAD the chain's parent is looked for (a series is at most 2 x N)."""
+
+
+class ChainKind(TaskKind):
+    """The base of the two chain kinds; each says how its workspace starts, what gold does and
+    where its series must end up (`placed`)."""
+
+    draft = ChainResultDraft
+    judged = True
+    rewritable = False
+
+    def gold_paths(self, repo: Repository, task: Task) -> list[str]:
+        """Every path a commit of the chain changes (both sides of renames)."""
+        paths: list[str] = []
+        for commit in task.chain:
+            for path in chain_commit_paths(repo, commit):
+                if path not in paths:
+                    paths.append(path)
+        return paths
+
+    def placed(self, head: HeadState, series: Sequence[SeriesCommit] | None) -> bool:
+        """Whether the series ends where this kind wants it."""
+        return series is not None
+
+    def checks(self, result: RunResult) -> tuple[int, int] | None:
+        values = [getattr(result, name) for name in CHAIN_CHECKS]
+        if all(value is None for value in values):
+            return None
+        return sum(1 for value in values if value is True), len(values)
+
+    def row_counts(self, results: Sequence[RunResult]) -> dict[str, int]:
+        held = asked = 0
+        for result in results:
+            counted = self.checks(result)
+            if counted is None:
+                # An error before grading: no check held.
+                counted = (0, len(CHAIN_CHECKS))
+            held, asked = held + counted[0], asked + counted[1]
+        verdicts = [
+            verdict
+            for result in results
+            for verdict in (result.judgeAsFirst, result.judgeAsSecond)
+            if verdict is not None
+        ]
+        return {
+            "checks_held": held,
+            "checks_asked": asked,
+            "solved": sum(1 for result in results if result.solved),
+            "judged": sum(1 for result in results if result.solved is not None),
+            "wins": verdicts.count("win"),
+            "ties": verdicts.count("tie"),
+            "losses": verdicts.count("loss"),
+        }
+
+    def describe(self, result: RunResult) -> str:
+        counted = self.checks(result)
+        if counted is None:
+            return ""
+        text = f", {counted[0]}/{counted[1]} checks"
+        if result.series is not None:
+            text += f", {len(result.series)} commit{'' if len(result.series) == 1 else 's'}"
+        if result.seriesTested:
+            text += f", {result.seriesPassing}/{result.seriesTested} commits pass"
+        if result.solved is not None:
+            verdicts = f"{result.judgeAsFirst}/{result.judgeAsSecond}"
+            text += f", {'solved' if result.solved else 'not solved'} ({verdicts})"
+        elif result.judgeProblem:
+            text += ", judge: unscored"
+        return text
+
+
+def chain_commit_paths(repo: Repository, commit: str) -> list[str]:
+    """The paths `commit` changes against its first parent (both sides of renames)."""
+    paths: list[str] = []
+    for change in repo.diff_names(f"{commit}^", commit):
+        for path in (change.old_path, change.path):
+            if path is not None and path not in paths:
+                paths.append(path)
+    return paths
+
+
+class ChainPair(KindPair):
+    """One chain task's pair after its kind entered the workspace (`start` set by the kind)."""
+
+    def __init__(self, pair: PairSteps, kind: ChainKind, *, start: str) -> None:
+        self.pair = pair
+        self.kind = kind
+        self.start = start
+        self.setup_files: set[str] = set()
+        self.head = HeadState(ref=None, sha=None, in_progress=())
+        self.index_copy: Path | None = None
+        self.objects_copied = False
+
+    @property
+    def holder(self) -> Path:
+        return self.pair.workspace.checkout.holder
+
+    def after_setup(self) -> None:
+        # What setup made is not the agent's work: left out of the tree comparisons.
+        self.setup_files = self.pair.workspace.checkout.untracked()
+
+    def after_agent(self) -> None:
+        agent_git = self.pair.workspace.agent_git
+        self.head = read_head_state(agent_git)
+        index = _plain_file(agent_git / "index")
+        self.index_copy = None
+        if index is not None:
+            self.index_copy = self.holder / "agent-index"
+            self.index_copy.write_bytes(index)
+        objects = self.holder / "agent-objects"
+        if objects.exists():
+            shutil.rmtree(objects)
+        self.objects_copied = copy_objects(agent_git, objects)
+
+    def grade(self, diff: AgentDiff) -> None:
+        pair, task = self.pair, self.pair.task
+        draft = pair.draft
+        assert isinstance(draft, ChainResultDraft)
+        assert task.chainParent is not None
+        draft.update(originalSeries=list(task.chainSubjects))
+        checkout = pair.workspace.checkout
+        history = AgentHistory(
+            self.holder,
+            stores=[checkout.git_dir / "objects", *pair.workspace.stores],
+            agent_objects=self.holder / "agent-objects",
+        )
+        head = self.head
+        series = (
+            history.walk(head.sha, task.chainParent, limit=MAX_SERIES_WALK)
+            if head.sha is not None and self.objects_copied
+            else None
+        )
+        head_commit = history.commit(head.sha) if head.sha and self.objects_copied else None
+        left_out = [*self.setup_files, *pair.planned.harness.overlays]
+        # From the user's repository: a commits task's workspace never holds the newest commit.
+        reference = _without(parse_tree_listing(pair.repo.tree_listing(task.fix)), left_out)
+        head_files = _without(history.entries(head_commit.tree), left_out) if head_commit else None
+        work_files = _without(history.entries(checkout.write_tree()), left_out)
+        index_tree = history.index_tree(self.index_copy) if self.index_copy else None
+        index_files = _without(history.entries(index_tree), left_out) if index_tree else None
+        count = len(task.chain)
+        checks = {
+            "checkTree": head_files is not None and head_files == reference,
+            "checkNothingInProgress": not head.in_progress,
+            "checkNothingUncommitted": head_files is not None
+            and work_files == head_files
+            and index_files == head_files,
+            "checkSeriesLength": series is not None and 1 <= len(series) <= 2 * count,
+            "checkSubjectsDistinct": series is not None
+            and len({commit.subject for commit in series}) == len(series),
+            "checkBranch": self.kind.placed(head, series),
+        }
+        draft.update(
+            **checks,
+            series=None if series is None else [commit.subject for commit in series],
+            status="resolved" if all(checks.values()) else "unresolved",
+        )
+        if series:
+            if pair.config.chains.testEachCommit:
+                self._test_each_commit(history, series)
+            self._judge(history, series)
+        elif pair.config.chains.judge:
+            draft.update(judgeProblem="no series on top of the chain's parent to judge")
+
+    def _test_each_commit(self, history: AgentHistory, series: Sequence[SeriesCommit]) -> None:
+        """Every commit of the series built and tested in a fresh checkout of the chain's
+        parent (setupCommand run again), its tree laid in: a bisectable history passes at each."""
+        pair, task = self.pair, self.pair.task
+        draft = pair.draft
+        assert isinstance(draft, ChainResultDraft) and task.chainParent is not None
+        if not task.testsAtNewest:
+            pair.warn(
+                f"chains.testEachCommit: task {task.id} is not tested commit by commit: its "
+                + (
+                    "suite failed at the chain's newest commit when it was mined"
+                    if task.testsAtNewest is False
+                    else "tasks were mined before gitgauge tested the newest commit; mine again"
+                )
+            )
+            return
+        checkout = pair.workspace.checkout
+        passing = 0
+        for number, commit in enumerate(series, 1):
+            pair.workspace.reset(task.chainParent)
+            if pair.config.setupCommand:
+                setup_error = pair.setup()
+                if setup_error is not None:
+                    draft.error("setup", f"testing commit {number} of the series: {setup_error}")
+                    return
+            history.lay_tree(commit.tree, work_tree=checkout.path, index=checkout.index)
+            checkout.index_holds = None
+            ran = pair.commands.suite(
+                checkout.path,
+                env=pair.env,
+                mounts=pair.test_mounts,
+                log_dir=pair.log_dir,
+                name=f"test-commit-{number}",
+                report=False,
+            )
+            passing += 1 if ran.result.ok else 0
+        draft.update(seriesTested=len(series), seriesPassing=passing)
+
+    def _judge(self, history: AgentHistory, series: Sequence[SeriesCommit]) -> None:
+        pair, task = self.pair, self.pair.task
+        draft = pair.draft
+        assert isinstance(draft, ChainResultDraft)
+        judge = chain_judge.judge_for(pair.config, env=os.environ, warn=pair.warn)
+        if judge is None:
+            if pair.config.chains.judge:
+                draft.update(judgeProblem="no judge available (see the warning)")
+            return
+        try:
+            verdicts = judge.compare(
+                history.show([commit.sha for commit in series]),
+                show_original(pair.repo, task.chain),
+            )
+        except GitError as error:
+            draft.update(judgeProblem=f"the series could not be shown: {error}")
+            return
+        draft.update(
+            judgeAsFirst=verdicts.as_first,
+            judgeAsSecond=verdicts.as_second,
+            solved=verdicts.solved,
+            judgeProblem=verdicts.problem,
+            judgeModel=judge.model_id,
+            judgeInputTokens=verdicts.input_tokens,
+            judgeOutputTokens=verdicts.output_tokens,
+            judgeCostUsd=verdicts.cost_usd,
+        )
+
+
+def _without(
+    entries: dict[str, tuple[str, str]] | None, paths: Collection[str]
+) -> dict[str, tuple[str, str]] | None:
+    """`entries` without `paths` (files, or directories and everything below them)."""
+    if entries is None:
+        return None
+    prefixes = tuple(f"{path.rstrip('/')}/" for path in paths)
+    return {
+        path: entry
+        for path, entry in entries.items()
+        if path not in paths and not path.startswith(prefixes)
+    }

@@ -1,0 +1,55 @@
+"""`kind: commits`: commit a file-commit chain's changes anew as a good series (GitGoodBench's
+commit-writing scenario, mined from your own history by `mine --chains`, `mining/chains.py`).
+
+A pair: a history copy up to the chain's parent only (no object reachable only from the chain's
+commits), a checkout of it on branch `main`, and the chain's newest tree laid into the work tree
+from your repository: HEAD and the index at the parent, the changes uncommitted, what
+`git reset --mixed HEAD~N` leaves. Scored by the checks of `kinds/chain.py`; the series must end
+on top of the chain's parent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from gitgauge.core.git import Repository
+from gitgauge.core.git.series import (
+    CHAIN_BRANCH,
+    attach_head,
+    commit_author,
+    commit_everything,
+    raw_message,
+)
+from gitgauge.core.kinds import KindPair, register
+from gitgauge.core.records import Task
+from gitgauge.core.worktree import lay_files
+from gitgauge.kinds.chain import ChainKind, ChainPair, chain_commit_paths
+
+
+@register
+class CommitsKind(ChainKind):
+    name = "commits"
+    row_suffix = " (commits)"
+
+    def gold(self, repo: Repository, task: Task, workspace: Path) -> None:
+        """The original series: each commit's files laid and committed with its own message
+        and author, oldest first (only its own paths staged: what setup made stays out)."""
+        for commit in task.chain:
+            paths = chain_commit_paths(repo, commit)
+            lay_files(repo, commit, paths, workspace)
+            commit_everything(
+                workspace,
+                raw_message(repo, commit),
+                author=commit_author(repo, commit),
+                paths=paths,
+            )
+
+    def enter(self, pair: Any) -> KindPair:
+        workspace, task = pair.workspace, pair.task
+        attach_head(workspace.agent_git, CHAIN_BRANCH)
+        lay_files(pair.repo, task.fix, self.gold_paths(pair.repo, task), workspace.path)
+        # The newest tree, read into gitgauge's own index and objects (the agent's index stays
+        # at the parent): what the agent starts from and must commit.
+        start = workspace.checkout.read_agent_tree_from_index(exclude=workspace.link)
+        return ChainPair(pair, self, start=start)
