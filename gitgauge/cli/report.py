@@ -18,7 +18,7 @@ from gitgauge.reporting.compare import compare as compare_sides
 from gitgauge.reporting.compare_render import render_json as render_comparison_json
 from gitgauge.reporting.compare_render import render_text as render_comparison
 from gitgauge.reporting.html import pair_links, render_html
-from gitgauge.reporting.render import NO_RUNS_HINT, render_matrix
+from gitgauge.reporting.render import NO_RUNS_HINT, render_matrix, render_series
 from gitgauge.reporting.render import render as render_report
 from gitgauge.reporting.rows import build_matrix
 from gitgauge.reporting.rows import build_rows as report_rows
@@ -41,7 +41,8 @@ def _kind_option(value: str | None) -> str | None:
 
 KIND_OPTION = typer.Option(
     "--kind",
-    help="Only tasks of one kind: fix, merge (default: all, one row per config and kind).",
+    help="Only tasks of one kind: fix, merge, rebase, commits (default: all, one row per "
+    "config and kind).",
     callback=_kind_option,
 )
 
@@ -108,6 +109,13 @@ def report(
         if tasks:
             matrix = build_matrix(rows)
             say(render_matrix(matrix, output_format=output_format.value, with_run=all_runs))
+            if output_format in (ReportFormat.table, ReportFormat.markdown):
+                series = render_series(matrix, output_format=output_format.value, with_run=all_runs)
+                if series:
+                    say("")
+                    say("Series beside the original (subjects, oldest first):")
+                    say("")
+                    say(series)
             return
         say(render_report(rows, output_format=output_format.value, with_run=all_runs))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -9,6 +10,7 @@ import typer
 
 from gitgauge.cli.common import JOBS_OPTION, WAIT_OPTION, StatusLine, guarded, parse_jobs, say, warn
 from gitgauge.core.config import load_repo_config
+from gitgauge.core.errors import UsageError
 from gitgauge.core.git import Repository
 from gitgauge.core.lock import exclusive
 from gitgauge.core.records import RunResult, Task
@@ -16,6 +18,7 @@ from gitgauge.core.sandbox import Sandbox
 from gitgauge.core.schema import RepoConfig
 from gitgauge.core.store import Store, StoredRun
 from gitgauge.core.worktree import remove_stale
+from gitgauge.kinds import chain_judge
 from gitgauge.reporting.render import render as render_report
 from gitgauge.reporting.rows import build_rows as report_rows
 from gitgauge.reporting.rows import describe_pair
@@ -80,6 +83,23 @@ def run_agents(
             "else RAY_ADDRESS, else a local Ray instance).",
         ),
     ] = None,
+    judge: Annotated[
+        bool | None,
+        typer.Option(
+            "--judge/--no-judge",
+            help="Have a model judge each rebase and commits task's series against the "
+            "original (sends your commits to it; default: chains.judge).",
+            show_default=False,
+        ),
+    ] = None,
+    judge_model: Annotated[
+        str | None,
+        typer.Option(
+            "--judge-model",
+            help="The judge's model: haiku, sonnet, opus or a model id "
+            "(default: chains.judgeModel, itself haiku).",
+        ),
+    ] = None,
 ) -> None:
     """Run each agent config on each mined task, score it, and print the report."""
 
@@ -91,6 +111,7 @@ def run_agents(
             executor=executor,
             ray_address=ray_address,
         )
+        config = apply_judge_flags(config, judge=judge, judge_model=judge_model)
         store = Store(repo.root)
         job_count = parse_jobs(jobs)
         with exclusive(store.root, command="gitgauge run", wait=wait, on_wait=warn):
@@ -144,6 +165,14 @@ def run_and_report(
     sandbox: Sandbox | None = None,
     executor: PairExecutor | None = None,
 ) -> None:
+    # Once per run, before any pair: the judge shown one original series against itself.
+    check = (
+        None
+        if resume and resume.manifest.judgeCheck
+        else chain_judge.position_check(repo, config, plan.tasks, env=os.environ, warn=warn)
+    )
+    if check is not None:
+        say(check.describe())
     progress = _RunProgress(total=len(plan.configs) * len(plan.tasks) * repeat)
     try:
         outcome = execute_run(
@@ -162,11 +191,31 @@ def run_and_report(
         )
     finally:
         progress.clear()
-    rows = report_rows([StoredRun(outcome.run_id, outcome.manifest, outcome.results)])
+    manifest = outcome.manifest
+    if check is not None:
+        manifest = manifest.model_copy(update={"judgeCheck": check})
+        store.save_manifest(manifest)
+    rows = report_rows([StoredRun(outcome.run_id, manifest, outcome.results)])
     say("")
     say(render_report(rows, output_format="table"))
     say("")
     say(f"results and logs: {store.run_dir(outcome.run_id)}/")
+
+
+def apply_judge_flags(
+    config: RepoConfig, *, judge: bool | None, judge_model: str | None
+) -> RepoConfig:
+    """gitgauge.yaml's `chains` as `--judge` and `--judge-model` set them."""
+    chains = config.chains
+    if judge is not None:
+        chains = chains.model_copy(update={"judge": judge})
+    if judge_model is not None:
+        if not judge_model.strip():
+            raise UsageError("--judge-model must name a model (haiku, sonnet, opus or a model id)")
+        if not chains.judge:
+            raise UsageError("--judge-model goes with --judge (or chains.judge: true)")
+        chains = chains.model_copy(update={"judgeModel": judge_model})
+    return config.model_copy(update={"chains": chains})
 
 
 class _RunProgress(StatusLine):

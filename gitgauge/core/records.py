@@ -415,6 +415,19 @@ class JudgeCheck(BaseModel):
     def unbiased(self) -> bool:
         return self.asFirst == "tie" and self.asSecond == "tie"
 
+    def describe(self) -> str:
+        """One line for the run's output and the report."""
+        shown = f"{self.asFirst or '-'}/{self.asSecond or '-'}"
+        where = f"judge position check: the original series of {self.task} against itself"
+        if self.unbiased:
+            return f"{where}: tie/tie (no position bias seen)"
+        if self.asFirst is None or self.asSecond is None:
+            return f"{where}: {shown}, unscored ({self.problem})"
+        return (
+            f"{where}: {shown}, not tie/tie: the judge favours a position or a copy; read "
+            "SOLVED with care"
+        )
+
 
 MAX_COST_USD = 1_000_000.0
 """Past a million dollars a pair's cost is a corrupt or forged record, not a measurement."""

@@ -72,18 +72,14 @@ class ChainKind(TaskKind):
         return series is not None
 
     def checks(self, result: RunResult) -> tuple[int, int] | None:
+        # A pair that never got to grading (an error) held none.
         values = [getattr(result, name) for name in CHAIN_CHECKS]
-        if all(value is None for value in values):
-            return None
         return sum(1 for value in values if value is True), len(values)
 
     def row_counts(self, results: Sequence[RunResult]) -> dict[str, int]:
         held = asked = 0
         for result in results:
-            counted = self.checks(result)
-            if counted is None:
-                # An error before grading: no check held.
-                counted = (0, len(CHAIN_CHECKS))
+            counted = self.checks(result) or (0, 0)
             held, asked = held + counted[0], asked + counted[1]
         verdicts = [
             verdict
@@ -103,7 +99,7 @@ class ChainKind(TaskKind):
 
     def describe(self, result: RunResult) -> str:
         counted = self.checks(result)
-        if counted is None:
+        if counted is None or result.status == "error":
             return ""
         text = f", {counted[0]}/{counted[1]} checks"
         if result.series is not None:
@@ -114,7 +110,9 @@ class ChainKind(TaskKind):
             verdicts = f"{result.judgeAsFirst}/{result.judgeAsSecond}"
             text += f", {'solved' if result.solved else 'not solved'} ({verdicts})"
         elif result.judgeProblem:
-            text += ", judge: unscored"
+            text += (
+                f", judge: unscored ({result.judgeAsFirst or '-'}/{result.judgeAsSecond or '-'})"
+            )
         return text
 
 

@@ -251,22 +251,3 @@ def position_check(
         outputTokens=verdicts.output_tokens,
         costUsd=verdicts.cost_usd,
     )
-
-
-def describe_check(check: JudgeCheck) -> str:
-    """One line for the run's output and the report."""
-    shown = f"{check.asFirst or '-'}/{check.asSecond or '-'}"
-    if check.unbiased:
-        return (
-            f"judge position check: the original of {check.task} against itself: tie/tie "
-            "(no position bias seen)"
-        )
-    if check.asFirst is None or check.asSecond is None:
-        return (
-            f"judge position check: the original of {check.task} against itself: {shown}, "
-            f"unscored ({check.problem})"
-        )
-    return (
-        f"judge position check: the original of {check.task} against itself came out {shown}, "
-        "not tie/tie: the judge favours a position; read SOLVED with care"
-    )

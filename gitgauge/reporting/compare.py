@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitgauge.core import fingerprint
+from gitgauge.core import fingerprint, kinds
 from gitgauge.core.errors import GitGaugeError
 from gitgauge.core.harness_diff import differences as harness_differences
 from gitgauge.core.records import RunManifest, RunResult
@@ -93,6 +93,19 @@ class Comparison:
     warnings: list[str]
     harness: str | None = None
     """What differs between the two sides' harnesses (`same harness`); None: not recorded."""
+    solved: JudgedComparison | None = None
+    """Commit-history tasks: the judge's SOLVED, paired over the tasks both sides had judged
+    in every attempt; None when no such task."""
+
+
+@dataclass(frozen=True)
+class JudgedComparison:
+    """The judge's SOLVED of both sides on the tasks judged on both, paired like RESOLVED."""
+
+    tasks: list[str]
+    rate_a: Interval
+    rate_b: Interval
+    paired: PairedComparison
 
 
 def pick_side(runs: Sequence[StoredRun], spec: str) -> Side:
@@ -175,6 +188,14 @@ def compare(
 
     compared_a = [attempt for task in tasks for attempt in by_task_a[task]]
     compared_b = [attempt for task in tasks for attempt in by_task_b[task]]
+    means = [
+        MeanDifference("cost", "$", paired_mean(cost_of)),
+        MeanDifference("time", "s", paired_mean(seconds_of)),
+        MeanDifference("diff", " lines", paired_mean(diff_of)),
+    ]
+    if any(checks_of(attempt) is not None for attempt in (*compared_a, *compared_b)):
+        # Commit-history tasks: RESOLVED is "every check held"; how many held is paired too.
+        means.append(MeanDifference("checks", " checks", paired_mean(checks_of)))
     return Comparison(
         a=a,
         b=b,
@@ -190,14 +211,40 @@ def compare(
         rate_a=rate_interval(per_task_a, confidence=CONFIDENCE, seed=SEED),
         rate_b=rate_interval(per_task_b, confidence=CONFIDENCE, seed=SEED),
         paired=paired,
-        means=[
-            MeanDifference("cost", "$", paired_mean(cost_of)),
-            MeanDifference("time", "s", paired_mean(seconds_of)),
-            MeanDifference("diff", " lines", paired_mean(diff_of)),
-        ],
+        means=means,
         verdict=verdict_sentence(paired, name_a, name_b, len(tasks)),
         warnings=_warnings(a, b, name_a, name_b, by_task_a, by_task_b, len(tasks)),
         harness=_harness(runs_dir, a, b) if runs_dir is not None else None,
+        solved=_judged(tasks, by_task_a, by_task_b),
+    )
+
+
+def checks_of(result: RunResult) -> float | None:
+    """How many of its kind's checks a pair held (an error before grading: none); None for a
+    kind without checks."""
+    counted = kinds.get(result.kind).checks(result)
+    return None if counted is None else float(counted[0])
+
+
+def _judged(
+    tasks: Sequence[str],
+    by_task_a: dict[str, list[RunResult]],
+    by_task_b: dict[str, list[RunResult]],
+) -> JudgedComparison | None:
+    judged = [
+        task
+        for task in tasks
+        if all(attempt.solved is not None for attempt in (*by_task_a[task], *by_task_b[task]))
+    ]
+    if not judged:
+        return None
+    per_task_a = [[attempt.solved is True for attempt in by_task_a[task]] for task in judged]
+    per_task_b = [[attempt.solved is True for attempt in by_task_b[task]] for task in judged]
+    return JudgedComparison(
+        tasks=judged,
+        rate_a=rate_interval(per_task_a, confidence=CONFIDENCE, seed=SEED),
+        rate_b=rate_interval(per_task_b, confidence=CONFIDENCE, seed=SEED),
+        paired=paired_comparison(per_task_a, per_task_b, confidence=CONFIDENCE, seed=SEED),
     )
 
 

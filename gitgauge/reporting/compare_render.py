@@ -76,7 +76,25 @@ def render_text(comparison: Comparison) -> str:
         "",
         c.verdict,
     ]
+    if c.solved is not None:
+        lines += ["", *_solved_lines(c)]
     return "\n".join(lines)
+
+
+def _solved_lines(c: Comparison) -> list[str]:
+    """The judge's SOLVED, paired like RESOLVED, on the tasks it judged for both sides."""
+    judged = c.solved
+    assert judged is not None
+    paired = judged.paired
+    interval = paired.difference
+    level = f"{paired.confidence * 100:g}% CI"
+    return [
+        f"Judge SOLVED (preferred to the original in both orders), on the {len(judged.tasks)} "
+        f"task{'s' if len(judged.tasks) != 1 else ''} judged for both:",
+        f"  {c.name_a}: {format_rate(judged.rate_a)}, {c.name_b}: {format_rate(judged.rate_b)}",
+        f"  {c.name_b} - {c.name_a}: {points(interval.estimate or 0.0)} points [{level} "
+        f"{points(interval.low)}, {points(interval.high)}], {paired.test}, {format_p(paired)}",
+    ]
 
 
 def _attempts_note(c: Comparison) -> str:
@@ -170,6 +188,16 @@ def render_json(comparison: Comparison) -> str:
         "verdict": c.verdict,
         "warnings": c.warnings,
         "harness": c.harness,
+        "solved": None
+        if c.solved is None
+        else {
+            "tasks": c.solved.tasks,
+            "rateA": _interval(c.solved.rate_a),
+            "rateB": _interval(c.solved.rate_b),
+            "difference": _interval(c.solved.paired.difference),
+            "pValue": c.solved.paired.p_value,
+            "test": c.solved.paired.test,
+        },
     }
     return json.dumps(value, indent=2)
 

@@ -23,11 +23,12 @@ from gitgauge.reporting.render import (
     column_labels,
     footnote,
     format_rate,
+    has_chain_rows,
     has_merge_rows,
     summary_cells,
     summary_headers,
 )
-from gitgauge.reporting.rows import ReportRow, TaskMatrix, attempts_by_task
+from gitgauge.reporting.rows import ReportRow, TaskMatrix, attempts_by_task, series_views
 
 CHART_WIDTH = 760
 LABEL_WIDTH = 200
@@ -127,6 +128,7 @@ def render_html(
         "<h2>Tasks</h2>",
         _legend(),
         _matrix_table(matrix, links, with_run=with_run),
+        _series_tables(matrix, with_run=with_run),
         "</body>",
         "</html>",
     ]
@@ -146,6 +148,8 @@ td.num { font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.num .ci { display: block; color: #57606a; font-size: 0.85em; }
 .matrix td { min-width: 8em; }
 .matrix th.task, .matrix td.task { font-family: ui-monospace, monospace; font-size: 0.9em; }
+h3.task { font: 0.95em ui-monospace, monospace; margin: 1.2em 0 0.2em; }
+.series ol { margin: 0; padding-left: 1.4em; }
 .resolved { background: #dafbe1; }
 .partial { background: #fff8c5; }
 .unresolved { background: #f6f8fa; }
@@ -169,7 +173,9 @@ def _summary_table(rows: Sequence[ReportRow], *, with_run: bool) -> str:
     headers = summary_headers(rows, with_run=with_run)
     head = "".join(f"<th>{_e(header)}</th>" for header in headers)
     body = []
-    label_column = (1 if with_run else 0) + (1 if has_merge_rows(rows) else 0)
+    label_column = (1 if with_run else 0) + (
+        1 if has_merge_rows(rows) or has_chain_rows(rows) else 0
+    )
     for row in rows:
         cells = summary_cells(row, rows, with_run=with_run)
         body.append(
@@ -375,6 +381,33 @@ def _matrix_table(matrix: TaskMatrix, links: PairLinks, *, with_run: bool) -> st
             )
         body.append(f"<tr>{''.join(cells)}</tr>")
     return f'<table class="matrix"><tr>{head}</tr>{"".join(body)}</table>'
+
+
+def _series_tables(matrix: TaskMatrix, *, with_run: bool) -> str:
+    """Each commit-history task's series beside the original, subjects oldest first."""
+    views = series_views(matrix)
+    if not views:
+        return ""
+    labels = column_labels(matrix, with_run=with_run)
+    parts = ["<h2>Series beside the original</h2>"]
+    for view in views:
+        head = "<th>original</th>" + "".join(
+            f"<th>{_e(labels[index])}" + (f" #{attempt}" if attempt > 1 else "") + "</th>"
+            for index, attempt, _ in view.columns
+        )
+        cells = [_subjects(view.original)] + [
+            _subjects(series) if series is not None else '<span class="missing">no series</span>'
+            for _, _, series in view.columns
+        ]
+        parts.append(
+            f'<h3 class="task">{_e(view.task)}</h3><table class="series"><tr>{head}</tr>'
+            f"<tr>{''.join(f'<td>{cell}</td>' for cell in cells)}</tr></table>"
+        )
+    return "".join(parts)
+
+
+def _subjects(subjects: Sequence[str]) -> str:
+    return "<ol>" + "".join(f"<li>{_e(subject)}</li>" for subject in subjects) + "</ol>"
 
 
 def _cell_links(attempts: Sequence[AttemptLinks]) -> str:

@@ -16,7 +16,14 @@ from typing import Any
 from tabulate import tabulate
 
 from gitgauge.reporting.intervals import Interval
-from gitgauge.reporting.rows import CONFIDENCE, FEW_TASKS, MatrixCell, ReportRow, TaskMatrix
+from gitgauge.reporting.rows import (
+    CONFIDENCE,
+    FEW_TASKS,
+    MatrixCell,
+    ReportRow,
+    TaskMatrix,
+    series_views,
+)
 
 HEADERS = ("CONFIG", "RESOLVED", "ERRORS", "REGRESS", "AVG COST", "AVG TIME", "AVG DIFF")
 RATE_HEADER = "RATE"
@@ -44,9 +51,13 @@ def summary_headers(rows: Sequence[ReportRow], *, with_run: bool = False) -> lis
     """The spec's columns, then RATE, then PASS@k and PASS^k when some row has repeats."""
     pass_k = _pass_k_header(rows)
     headers = [*(("RUN",) if with_run else ()), *HEADERS, RATE_HEADER]
-    if has_merge_rows(rows):
+    if has_merge_rows(rows) or has_chain_rows(rows):
         headers[headers.index("CONFIG") + 1 : headers.index("CONFIG") + 1] = ["KIND"]
+    if has_merge_rows(rows):
         headers[headers.index("RESOLVED") + 1 : headers.index("RESOLVED") + 1] = ["EXACT"]
+    if has_chain_rows(rows):
+        after = headers.index("EXACT" if has_merge_rows(rows) else "RESOLVED") + 1
+        headers[after:after] = list(CHAIN_HEADERS)
     if pass_k is not None:
         headers += [f"PASS@{pass_k}", f"PASS^{pass_k}"]
     return headers
@@ -57,10 +68,38 @@ def summary_cells(
 ) -> list[str]:
     """`row`'s cells under `summary_headers(rows)`."""
     cells = _cells(row, pass_k=_pass_k_header(rows))
-    if has_merge_rows(rows):
-        exact = "-" if row.exact is None else f"{row.exact}/{row.attempts}"
-        cells = [cells[0], row.kind, cells[1], exact, *cells[2:]]
+    merge, chain = has_merge_rows(rows), has_chain_rows(rows)
+    if merge or chain:
+        exact = ["-" if row.exact is None else f"{row.exact}/{row.attempts}"] if merge else []
+        cells = [
+            cells[0],
+            row.kind,
+            cells[1],
+            *exact,
+            *(chain_cells(row) if chain else []),
+            *cells[2:],
+        ]
     return ([row.run_id] if with_run else []) + cells
+
+
+CHAIN_HEADERS = ("CHECKS", "SOLVED", "WIN/TIE/LOSS")
+"""Commit-history rows: the checks that held, the judge's SOLVED, and its verdicts."""
+
+
+def has_chain_rows(rows: Sequence[ReportRow]) -> bool:
+    """Whether the CHECKS, SOLVED and WIN/TIE/LOSS columns are shown (a kind with checks)."""
+    return any(row.checks_asked is not None for row in rows)
+
+
+def chain_cells(row: ReportRow) -> list[str]:
+    """CHECKS `held/asked`, SOLVED `solved/attempts` and WIN/TIE/LOSS; `-` where they do not
+    apply or no judge ran."""
+    if row.checks_asked is None:
+        return ["-", "-", "-"]
+    checks = f"{row.checks_held}/{row.checks_asked}"
+    if not row.judged:
+        return [checks, "-", "-"]
+    return [checks, f"{row.solved}/{row.attempts}", f"{row.wins}/{row.ties}/{row.losses}"]
 
 
 def has_merge_rows(rows: Sequence[ReportRow]) -> bool:
@@ -95,6 +134,16 @@ def footnote(rows: Sequence[ReportRow]) -> str:
             " KIND merge: merge-conflict tasks; EXACT: attempts whose conflicted files all equal "
             "the recorded merge's (GitGoodBench's exact match)."
         )
+    if has_chain_rows(rows):
+        text += (
+            " KIND rebase / commits: commit-history tasks, RESOLVED when every check holds; "
+            "CHECKS: checks that held over those asked (6 per attempt: tree, nothing in "
+            "progress, nothing uncommitted, series length, distinct subjects, branch); SOLVED: "
+            "attempts the judge preferred to the original in both orders (GitGoodBench's "
+            "measure; - without a judge); WIN/TIE/LOSS: its verdicts over both orders."
+        )
+        checks = sorted({row.judge_check for row in rows if row.judge_check})
+        text += "".join(f" {check[0].upper()}{check[1:]}." for check in checks)
     if any(row.tasks < FEW_TASKS for row in rows):
         text += (
             f" A bootstrap over fewer than {FEW_TASKS} tasks is too narrow (it cannot see "
@@ -160,6 +209,14 @@ def json_row(row: ReportRow) -> dict[str, Any]:
         "confidence": CONFIDENCE,
         "exact": row.exact,
         "exactTree": row.exact_tree,
+        "checksHeld": row.checks_held,
+        "checksAsked": row.checks_asked,
+        "solved": row.solved,
+        "judged": row.judged,
+        "wins": row.wins,
+        "ties": row.ties,
+        "losses": row.losses,
+        "judgeCheck": row.judge_check,
     }
 
 
@@ -287,8 +344,41 @@ def _matrix_records(matrix: TaskMatrix) -> list[dict[str, Any]]:
             }
             if cell.exact is not None:
                 record.update(kind=row.kind, exact=cell.exact)
+            if cell.checks is not None:
+                record.update(
+                    kind=row.kind,
+                    checksHeld=cell.checks[0],
+                    checksAsked=cell.checks[1],
+                    solved=cell.solved,
+                    series=[None if one is None else list(one) for one in cell.series],
+                    originalSeries=list(cell.original),
+                )
             records.append(record)
     return records
+
+
+def render_series(matrix: TaskMatrix, *, output_format: str, with_run: bool = False) -> str:
+    """Each commit-history task's series beside the original: a column per config (and
+    attempt), a row per commit, subjects oldest first; "" when no cell holds one."""
+    labels = column_labels(matrix, with_run=with_run)
+    blocks: list[str] = []
+    for view in series_views(matrix):
+        headers = ["original"]
+        columns: list[Sequence[str]] = [view.original]
+        for index, attempt, series in view.columns:
+            repeated = sum(1 for other, _, _ in view.columns if other == index) > 1
+            headers.append(labels[index] + (f" #{attempt}" if repeated else ""))
+            columns.append(("(no series)",) if series is None else series)
+        depth = max(len(column) for column in columns)
+        body = [[column[n] if n < len(column) else "" for column in columns] for n in range(depth)]
+        table = tabulate(
+            body,
+            headers=headers,
+            tablefmt="github" if output_format == "markdown" else "simple",
+            disable_numparse=True,
+        )
+        blocks.append(f"{view.task}:\n{table}")
+    return "\n\n".join(blocks)
 
 
 CSV_FIELDS = (

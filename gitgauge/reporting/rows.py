@@ -26,9 +26,9 @@ units of every average and interval (attempts at one task share its difficulty).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from statistics import fmean
-from typing import Literal
+from typing import Any, Literal
 
 from gitgauge.core import kinds
 from gitgauge.core.records import RunResult
@@ -80,6 +80,20 @@ class ReportRow:
     """Merge rows: attempts whose conflicted files all equal the recorded merge's."""
     exact_tree: int | None = None
     """Merge rows: attempts whose whole tree equals the recorded merge's."""
+    checks_held: int | None = None
+    """Rows of a kind with checks (rebase, commits): checks that held, over every attempt."""
+    checks_asked: int | None = None
+    """The checks asked over every attempt (each attempt asks all of its kind's)."""
+    solved: int | None = None
+    """Judged rows: attempts the judge preferred in both orders."""
+    judged: int | None = None
+    """Judged rows: attempts with a verdict in both orders; 0 without a judge."""
+    wins: int | None = None
+    """Judged rows: verdicts over both orders, win / tie / loss from the agent's side."""
+    ties: int | None = None
+    losses: int | None = None
+    judge_check: str | None = None
+    """Judged rows: the run's judge position-bias check, in words (None: not made)."""
 
     @property
     def label(self) -> str:
@@ -108,7 +122,11 @@ def build_rows(
                     continue
                 results = [r for r in run.results if r.config == config and r.kind == row_kind]
                 if results:
-                    rows.append(summarize(config, run.run_id, results, kind=row_kind))
+                    row = summarize(config, run.run_id, results, kind=row_kind)
+                    check = run.manifest.judgeCheck if run.manifest else None
+                    if check is not None and kinds.get(row_kind).judged:
+                        row = replace(row, judge_check=check.describe())
+                    rows.append(row)
     if all_runs:
         return rows
     # Later runs overwrite earlier ones.
@@ -193,6 +211,13 @@ def summarize(
         kind=kind,
         exact=counts.get("exact"),
         exact_tree=counts.get("exact_tree"),
+        checks_held=counts.get("checks_held"),
+        checks_asked=counts.get("checks_asked"),
+        solved=counts.get("solved"),
+        judged=counts.get("judged"),
+        wins=counts.get("wins"),
+        ties=counts.get("ties"),
+        losses=counts.get("losses"),
     )
 
 
@@ -231,6 +256,14 @@ class MatrixCell:
     """PASS_TO_PASS tests that did not pass in some attempt: the regressions, by name."""
     exact: int | None = None
     """Merge tasks: attempts that matched the recorded merge exactly."""
+    checks: tuple[int, int] | None = None
+    """Chain tasks: (held, asked) checks over the attempts."""
+    solved: int | None = None
+    """Chain tasks: attempts the judge preferred in both orders (None: none judged)."""
+    series: tuple[tuple[str, ...] | None, ...] = ()
+    """Chain tasks: each attempt's series (its subjects, oldest first; None: none found)."""
+    original: tuple[str, ...] = ()
+    """Chain tasks: the original series' subjects."""
 
     @property
     def text(self) -> str:
@@ -241,16 +274,21 @@ class MatrixCell:
         return self._status_text() + self._tests_text()
 
     def _status_text(self) -> str:
+        checks = f", {self.checks[0]}/{self.checks[1]} checks" if self.checks else ""
         if self.attempts == 1:
             status = "resolved" if self.resolved else "error" if self.errors else "unresolved"
             return (
                 status
                 + (", regressed" if self.regressed else "")
                 + (", exact" if self.exact else "")
+                + checks
+                + (", solved" if self.solved else "")
             )
-        parts = [f"{self.resolved}/{self.attempts}"]
+        parts = [f"{self.resolved}/{self.attempts}" + checks]
         if self.exact:
             parts.append(f"{self.exact} exact")
+        if self.solved:
+            parts.append(f"{self.solved} solved")
         if self.errors:
             parts.append(f"{self.errors} error" + ("s" if self.errors > 1 else ""))
         if self.regressed:
@@ -304,9 +342,52 @@ def build_matrix(rows: Sequence[ReportRow]) -> TaskMatrix:
                 fail_to_pass_failed=_failed(attempt.failToPassFailed for attempt in attempts),
                 pass_to_pass_failed=_failed(attempt.passToPassFailed for attempt in attempts),
                 exact=kinds.get(row.kind).row_counts(attempts).get("exact"),
+                **_chain_cell(row.kind, attempts),
             )
     tasks = sorted({task for task, _ in cells})
     return TaskMatrix(columns=list(rows), tasks=tasks, cells=cells)
+
+
+def _chain_cell(kind: str, attempts: Sequence[RunResult]) -> dict[str, Any]:
+    """A chain task's cell: its checks, judge and each attempt's series beside the original."""
+    counts = kinds.get(kind).row_counts(attempts)
+    if "checks_asked" not in counts:
+        return {}
+    return {
+        "checks": (counts["checks_held"], counts["checks_asked"]),
+        "solved": counts["solved"] if counts["judged"] else None,
+        "series": tuple(
+            None if attempt.series is None else tuple(attempt.series) for attempt in attempts
+        ),
+        "original": tuple(next((a.originalSeries for a in attempts if a.originalSeries), [])),
+    }
+
+
+@dataclass(frozen=True)
+class SeriesView:
+    """One chain task: the original series and each column's series beside it."""
+
+    task: str
+    original: tuple[str, ...]
+    columns: list[tuple[int, int, tuple[str, ...] | None]]
+    """(column index, attempt number, series) for every attempt that ran the task."""
+
+
+def series_views(matrix: TaskMatrix) -> list[SeriesView]:
+    """The chain tasks of `matrix`, each with the series every column's attempts made."""
+    views: list[SeriesView] = []
+    for task in matrix.tasks:
+        original: tuple[str, ...] = ()
+        columns: list[tuple[int, int, tuple[str, ...] | None]] = []
+        for index in range(len(matrix.columns)):
+            cell = matrix.cell(task, index)
+            if cell is None or cell.checks is None:
+                continue
+            original = original or cell.original
+            columns += [(index, number, series) for number, series in enumerate(cell.series, 1)]
+        if columns:
+            views.append(SeriesView(task, original, columns))
+    return views
 
 
 def _failed(lists: Iterable[list[str] | None]) -> tuple[str, ...]:
