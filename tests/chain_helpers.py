@@ -3,16 +3,16 @@ commit-history task tests (`mine --chains`, `kind: rebase`, `kind: commits`).
 
 `build_chain_repo` makes it with the git CLI (never with gitgauge's own git door), oldest first:
 
-| scenario    | commits                                                   | expected                  |
-| ----------- | --------------------------------------------------------- | ------------------------- |
-| long        | 8 commits modifying src/alpha.py (one also src/beta.py)   | one chain: the newest 6   |
-| merge       | 2 on src/gamma.py, a merge, 2 more                        | nothing (the merge splits)|
-| added       | src/delta.py added, then modified twice                   | nothing (the add ends it) |
-| markdown    | 3 commits on docs/guide.md                                | skipped (Markdown only)   |
-| subjects    | 3 on src/eps.py, two subjects alike                       | skipped (same subjects)   |
-| impure      | 3 on src/theta.py, each with a big file of its own        | skipped (purity)          |
-| four        | 4 on src/kappa.py                                         | a chain of 4              |
-| zeta        | 3 on src/zeta.py: a function, its test, its docs          | a chain of 3 (the newest) |
+| scenario | commits                                               | expected                   |
+| -------- | ----------------------------------------------------- | -------------------------- |
+| long     | 8 commits modifying src/alpha.py (one also beta.py)   | one chain: the newest 6    |
+| merge    | 2 on src/gamma.py, a merge, 2 more                    | nothing (the merge splits) |
+| added    | src/delta.py added, then modified twice               | nothing (the add ends it)  |
+| markdown | 3 commits on docs/guide.md                            | skipped (Markdown only)    |
+| subjects | 3 on src/eps.py, two subjects alike                   | skipped (same subjects)    |
+| impure   | 3 on src/theta.py, each with a big file of its own    | skipped (purity)           |
+| four     | 4 on src/kappa.py                                     | a chain of 4               |
+| zeta     | 3 on src/zeta.py: a function, its test, its docs      | a chain of 3 (the newest)  |
 
 Scenarios are separated by a commit that touches another file, so no run crosses them. The test
 command runs every `test_*` function of `tests/test_*.py` with `src/` importable.
