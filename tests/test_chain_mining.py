@@ -1,0 +1,207 @@
+"""`mine --chains` on a generated 200-commit history: the chains it saves are exactly those a
+brute-force reading of the same rule finds, commit by commit through `git diff-tree`.
+
+The history (written with `git fast-import`, seeded, so the same on every machine) edits a few
+files with a bias to stay on one file for a while, so runs of every length appear; it also adds
+and deletes files, changes two files at once, and merges a side branch every so often.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import GitRepo, run_gitgauge
+
+COMMITS = 200
+SHORTEST, LONGEST = 3, 6
+
+
+def fast_import_stream(seed: int) -> bytes:
+    rng = random.Random(seed)
+    files = {f"src/m{k}.py": f"M{k} = 0\n" for k in range(5)}
+    side: dict[str, str] = {}
+    out: list[bytes] = []
+    mark = 0
+    tick = 1_700_000_000
+
+    def data(text: str) -> bytes:
+        raw = text.encode()
+        return b"data %d\n" % len(raw) + raw + b"\n"
+
+    def commit(branch: str, subject: str, changes: dict[str, str | None], **more: str) -> int:
+        nonlocal mark, tick
+        mark += 1
+        tick += 60
+        lines = [
+            f"commit refs/heads/{branch}".encode(),
+            f"mark :{mark}".encode(),
+            f"committer Gen <gen@example.invalid> {tick} +0000".encode(),
+            data(subject).rstrip(b"\n"),
+        ]
+        if "from_mark" in more:
+            lines.append(f"from :{more['from_mark']}".encode())
+        if "merge_mark" in more:
+            lines.append(f"merge :{more['merge_mark']}".encode())
+        for path, content in changes.items():
+            if content is None:
+                lines.append(f"D {path}".encode())
+            else:
+                lines.append(f"M 100644 inline {path}".encode())
+                lines.append(data(content).rstrip(b"\n"))
+        out.append(b"\n".join(lines) + b"\n\n")
+        return mark
+
+    head = commit("main", "Start", {**files, "gitgauge.yaml": "testCommand: 'true'\n"})
+    side_tip: int | None = None
+    current = "src/m0.py"
+    partner: str | None = None
+    next_file = 5
+    for number in range(1, COMMITS):
+        if number % 23 == 0 and side_tip is not None:
+            head = commit(
+                "main",
+                f"Merge side {number}",
+                dict(side),
+                from_mark=str(head),
+                merge_mark=str(side_tip),
+            )
+            side_tip = None
+            continue
+        if number % 23 == 11:
+            # A side branch forks here; it only touches side/ files, merged later.
+            path = f"side/s{number}.txt"
+            side[path] = f"side {number}\n"
+            side_tip = commit("side", f"Side {number}", {path: side[path]}, from_mark=str(head))
+        roll = rng.random()
+        changes: dict[str, str | None] = {}
+        if roll < 0.06:
+            path = f"src/m{next_file}.py"
+            next_file += 1
+            files[path] = f"NEW = {number}\n"
+            changes[path] = files[path]
+        elif roll < 0.1 and len(files) > 3:
+            path = rng.choice(sorted(files))
+            del files[path]
+            changes[path] = None
+            if current == path:
+                current = sorted(files)[0]
+        else:
+            if rng.random() > 0.7:
+                current = rng.choice(sorted(files))
+            if partner is None or partner not in files or rng.random() > 0.6:
+                # Two files edited together for a while: runs of equal length, told apart by
+                # their purity (or, when equal, by their paths).
+                partner = rng.choice(sorted(files)) if rng.random() < 0.35 else None
+            touched = [current, *([partner] if partner and partner != current else [])]
+            for path in touched:
+                files[path] += "".join(f"x{number}_{k} = {k}\n" for k in range(rng.randint(1, 3)))
+                changes[path] = files[path]
+        head = commit("main", f"Change {number}", changes, from_mark=str(head))
+    return b"".join(out)
+
+
+def brute_force_chains(repo: GitRepo) -> list[tuple[tuple[str, ...], str]]:
+    """The rule, read literally: for every start commit (newest first) every file and every
+    length from the shortest to the longest is tried; the longest valid window wins, then the
+    purer, then the first path; the walk continues below a chain, else at the next commit."""
+    listed = repo.git("rev-list", "--first-parent", f"--max-count={COMMITS}", "--parents", "HEAD")
+    walk = [line.split() for line in listed.splitlines()]
+    status: list[dict[str, str]] = []
+    lines: list[dict[str, int]] = []
+    for sha, *parents in walk:
+        if len(parents) != 1:
+            status.append({})
+            lines.append({})
+            continue
+        raw = repo.git("diff-tree", "-r", "--no-renames", "--no-commit-id", "--raw", sha)
+        status.append(
+            {line.split("\t")[1]: line.split("\t")[0].split()[4] for line in raw.splitlines()}
+        )
+        numstat = repo.git("diff-tree", "-r", "--no-renames", "--no-commit-id", "--numstat", sha)
+        counts: dict[str, int] = {}
+        for line in numstat.splitlines():
+            added, deleted, path = line.split("\t")
+            counts[path] = (int(added) if added != "-" else 0) + (
+                int(deleted) if deleted != "-" else 0
+            )
+        lines.append(counts)
+
+    def valid(start: int, length: int, path: str) -> bool:
+        window = range(start, start + length)
+        return start + length <= len(walk) and all(
+            len(walk[i]) == 2 and status[i].get(path) == "M" for i in window
+        )
+
+    def purity(start: int, length: int, path: str) -> float:
+        window = range(start, start + length)
+        total = sum(sum(lines[i].values()) for i in window)
+        return sum(lines[i].get(path, 0) for i in window) / total if total else 0.0
+
+    every_path = sorted({path for changed in status for path in changed})
+    found: list[tuple[tuple[str, ...], str]] = []
+    start = 0
+    while start < len(walk):
+        windows = [
+            (length, purity(start, length, path), path)
+            for path in every_path
+            for length in range(SHORTEST, LONGEST + 1)
+            if valid(start, length, path)
+        ]
+        if not windows:
+            start += 1
+            continue
+        length, _, path = min(windows, key=lambda w: (-w[0], -w[1], w[2]))
+        chain = tuple(walk[i][0] for i in reversed(range(start, start + length)))
+        found.append((chain, path))
+        start += length
+    return found
+
+
+@pytest.mark.parametrize("seed", [24])
+def test_mined_chains_equal_a_brute_force_reading_of_the_rule(seed: int, tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    repo = GitRepo(root)
+    repo.git("init", "-q", "-b", "main")
+    subprocess.run(
+        ["git", "fast-import", "--quiet"],
+        cwd=root,
+        input=fast_import_stream(seed),
+        check=True,
+        capture_output=True,
+    )
+    repo.git("checkout", "-q", "-f", "main")
+    (root / "gitgauge.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "testCommand": "true",
+                "mine": {"last": COMMITS, "chainLength": [SHORTEST, LONGEST], "chainPurity": 0.0},
+                "run": {"sandbox": "none"},
+            }
+        )
+    )
+    assert int(repo.git("rev-list", "--first-parent", "--count", "HEAD")) == COMMITS
+    expected = brute_force_chains(repo)
+    # The history has something to find: long runs cut at 6, short ones, two-file commits.
+    lengths = {len(chain) for chain, _ in expected}
+    assert lengths == {3, 4, 5, 6} and len(expected) >= 15, lengths
+
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    mined = run_gitgauge("mine", "--chains", "-j", "2", cwd=root, env=env)
+    assert mined.returncode == 0, mined.stderr
+
+    tasks = [
+        yaml.safe_load(path.read_text()) for path in (root / ".gitgauge" / "tasks").glob("*.yaml")
+    ]
+    by_kind = {
+        kind: sorted((tuple(t["chain"]), t["file"]) for t in tasks if t["kind"] == kind)
+        for kind in ("rebase", "commits")
+    }
+    assert by_kind["rebase"] == by_kind["commits"] == sorted(expected)
+    assert f"file-commit chains: {len(expected)}" in mined.stdout
+    assert "skipped, " not in mined.stdout.split("first-parent commits:", 1)[1]
