@@ -11,8 +11,10 @@ tool) is matched against the rules in order: the first whose `needle` occurs in 
 text (system prompt, tool descriptions and messages, flattened) plays its script, step by step,
 counted by the `tool_result`s already in the conversation: `Read` the file (the CLI refuses to
 write a file it has not read), then `Write` it with the rule's content, then end the turn with a
-short text. A request no rule matches, and every auxiliary request (a title, a quota check, a
-small model's summary: no `Write` tool offered), gets a plain end-turn text that touches nothing.
+short text. A `CommandRule` instead runs its command with the `Bash` tool, then ends the turn. A
+request no rule matches, and every auxiliary request (a title, a quota check, a small model's
+summary: no `Write` tool offered), gets a plain end-turn text that touches nothing, unless one of
+`replies` (a needle and an answer) matches it: a judge's request, say.
 
 Usage in every answer is fixed (`INPUT_TOKENS`, `OUTPUT_TOKENS`, ...) so tests can assert the
 tokens gitgauge records. Point the CLI at it with `ANTHROPIC_BASE_URL=fake.base_url`.
@@ -23,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -47,6 +49,15 @@ class Rule:
     needle: str
     path: str
     content: str
+
+
+@dataclass(frozen=True)
+class CommandRule:
+    """When a request of the agent loop contains `needle`: run `command` with the `Bash` tool
+    (in the CLI's working directory; the CLI must be allowed Bash), then end the turn."""
+
+    needle: str
+    command: str
 
 
 @dataclass(frozen=True)
@@ -128,7 +139,10 @@ class FakeMessagesApi:
     """The scripted model (`rules`, set per test) and the log of every request."""
 
     def __init__(self) -> None:
-        self.rules: list[Rule] = []
+        self.rules: list[Rule | CommandRule] = []
+        self.replies: list[tuple[str, Callable[[RecordedRequest], str]]] = []
+        """(needle, answer) for requests outside the agent loop (a judge's, say): the first
+        whose needle the request's text holds answers it."""
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._ids = 0
@@ -181,9 +195,17 @@ class FakeMessagesApi:
     def content_for(self, request: RecordedRequest) -> tuple[list[dict[str, Any]], str]:
         """The answer's content blocks and stop reason."""
         if not request.is_agent_loop:
-            return [{"type": "text", "text": PLAIN_ANSWER}], "end_turn"
+            text = request.text
+            reply = next((answer for needle, answer in self.replies if needle in text), None)
+            return [{"type": "text", "text": reply(request) if reply else PLAIN_ANSWER}], "end_turn"
         text = request.text
         rule = next((rule for rule in self.rules if rule.needle in text), None)
+        if isinstance(rule, CommandRule):
+            if request.tool_results:
+                return [{"type": "text", "text": DONE_ANSWER}], "end_turn"
+            command = {"command": rule.command, "description": "Run the command"}
+            call = {"type": "tool_use", "id": f"toolu_fake{self._next_id()}", "name": "Bash"}
+            return [{**call, "input": command}], "tool_use"
         cwd = request.working_directory
         if rule is None or cwd is None:
             return [{"type": "text", "text": PLAIN_ANSWER}], "end_turn"
