@@ -80,6 +80,14 @@ def run_agents(
             "else RAY_ADDRESS, else a local Ray instance).",
         ),
     ] = None,
+    mode: Annotated[
+        str | None,
+        typer.Option(
+            "--mode",
+            help="agent | text: the mode of every fixture task (default: each task's own, "
+            "as imported).",
+        ),
+    ] = None,
 ) -> None:
     """Run each agent config on each mined task, score it, and print the report."""
 
@@ -121,6 +129,7 @@ def run_agents(
                     resume=planned.resume,
                     sandbox=planned.sandbox,
                     executor=pairs_executor,
+                    mode=mode,
                 )
             finally:
                 if pairs_executor is not None:
@@ -143,6 +152,7 @@ def run_and_report(
     resume: ResumeFrom | None,
     sandbox: Sandbox | None = None,
     executor: PairExecutor | None = None,
+    mode: str | None = None,
 ) -> None:
     progress = _RunProgress(total=len(plan.configs) * len(plan.tasks) * repeat)
     try:
@@ -159,6 +169,7 @@ def run_and_report(
             on_result=progress.result,
             sandbox=sandbox,
             executor=executor,
+            mode=mode,
         )
     finally:
         progress.clear()
