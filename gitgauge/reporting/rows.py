@@ -80,6 +80,9 @@ class ReportRow:
     """Merge rows: attempts whose conflicted files all equal the recorded merge's."""
     exact_tree: int | None = None
     """Merge rows: attempts whose whole tree equals the recorded merge's."""
+    unscored: tuple[RunResult, ...] = field(default=(), repr=False, compare=False)
+    """Attempts nothing could score (a fixture's LLM judge unavailable): left out of every
+    count and rate of the row, listed under the table."""
 
     @property
     def label(self) -> str:
@@ -107,8 +110,12 @@ def build_rows(
                 if kind is not None and row_kind != kind:
                     continue
                 results = [r for r in run.results if r.config == config and r.kind == row_kind]
-                if results:
-                    rows.append(summarize(config, run.run_id, results, kind=row_kind))
+                kept = scored(results)
+                if kept:
+                    left_out = [r for r in results if r.status == "unscored"]
+                    rows.append(
+                        summarize(config, run.run_id, kept, kind=row_kind, unscored=left_out)
+                    )
     if all_runs:
         return rows
     # Later runs overwrite earlier ones.
@@ -117,6 +124,12 @@ def build_rows(
 
 
 # -- per-task views of results, shared with `compare` and the HTML report --
+
+
+def scored(results: Sequence[RunResult]) -> list[RunResult]:
+    """The results that count: an `unscored` one (nothing could score it) is left out of every
+    total, rate and comparison, and listed instead."""
+    return [result for result in results if result.status != "unscored"]
 
 
 def attempts_by_task(results: Sequence[RunResult]) -> dict[str, list[RunResult]]:
@@ -158,7 +171,12 @@ def task_mean(
 
 
 def summarize(
-    config: str, run_id: str, results: Sequence[RunResult], *, kind: str = "fix"
+    config: str,
+    run_id: str,
+    results: Sequence[RunResult],
+    *,
+    kind: str = "fix",
+    unscored: Sequence[RunResult] = (),
 ) -> ReportRow:
     by_task = attempts_by_task(results)
     per_task = [outcomes(attempts) for attempts in by_task.values()]
@@ -193,6 +211,7 @@ def summarize(
         kind=kind,
         exact=counts.get("exact"),
         exact_tree=counts.get("exact_tree"),
+        unscored=tuple(unscored),
     )
 
 
@@ -231,6 +250,8 @@ class MatrixCell:
     """PASS_TO_PASS tests that did not pass in some attempt: the regressions, by name."""
     exact: int | None = None
     """Merge tasks: attempts that matched the recorded merge exactly."""
+    unscored: int = 0
+    """Attempts nothing could score (left out of the counts)."""
 
     @property
     def text(self) -> str:
@@ -241,6 +262,8 @@ class MatrixCell:
         return self._status_text() + self._tests_text()
 
     def _status_text(self) -> str:
+        if self.unscored and self.unscored == self.attempts:
+            return "unscored"
         if self.attempts == 1:
             status = "resolved" if self.resolved else "error" if self.errors else "unresolved"
             return (
@@ -269,8 +292,12 @@ class MatrixCell:
         return f" ({'; '.join(parts)})" if parts else ""
 
     @property
-    def kind(self) -> Literal["resolved", "partial", "unresolved", "error", "regressed"]:
+    def kind(
+        self,
+    ) -> Literal["resolved", "partial", "unresolved", "error", "regressed", "unscored"]:
         """The cell's dominant outcome, for colouring."""
+        if self.unscored and self.unscored == self.attempts:
+            return "unscored"
         if self.regressed:
             return "regressed"
         if self.errors == self.attempts:
@@ -287,6 +314,8 @@ class TaskMatrix:
     """Every task any column ran, sorted by id."""
     cells: dict[tuple[str, int], MatrixCell]
     """(task, column index) -> cell; missing when that column did not run the task."""
+    groups: dict[str, str] = field(default_factory=dict)
+    """task -> its benchmark, for fixture tasks (the HTML page groups the matrix by it)."""
 
     def cell(self, task: str, column: int) -> MatrixCell | None:
         return self.cells.get((task, column))
@@ -294,7 +323,15 @@ class TaskMatrix:
 
 def build_matrix(rows: Sequence[ReportRow]) -> TaskMatrix:
     cells: dict[tuple[str, int], MatrixCell] = {}
+    groups: dict[str, str] = {}
     for index, row in enumerate(rows):
+        for result in (*row.results, *row.unscored):
+            if result.benchmark:
+                groups[result.task] = result.benchmark
+        for task, attempts in attempts_by_task(row.unscored).items():
+            cells[(task, index)] = MatrixCell(
+                attempts=len(attempts), resolved=0, errors=0, regressed=0, unscored=len(attempts)
+            )
         for task, attempts in attempts_by_task(row.results).items():
             cells[(task, index)] = MatrixCell(
                 attempts=len(attempts),
@@ -306,7 +343,7 @@ def build_matrix(rows: Sequence[ReportRow]) -> TaskMatrix:
                 exact=kinds.get(row.kind).row_counts(attempts).get("exact"),
             )
     tasks = sorted({task for task, _ in cells})
-    return TaskMatrix(columns=list(rows), tasks=tasks, cells=cells)
+    return TaskMatrix(columns=list(rows), tasks=tasks, cells=cells, groups=groups)
 
 
 def _failed(lists: Iterable[list[str] | None]) -> tuple[str, ...]:
