@@ -113,7 +113,7 @@ def test_the_check_catches_a_bad_import(tmp_path: Path) -> None:
         assert any(name in line for line in found), (name, found)
 
 
-KIND_NAMES = ("fix", "merge")
+KIND_NAMES = ("fix", "merge", "fixture")
 
 
 def kind_branches(package: Path) -> list[str]:

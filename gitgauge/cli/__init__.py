@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from gitgauge.cli import demo as _demo
 from gitgauge.cli import export as _export
+from gitgauge.cli import imports as _imports
 from gitgauge.cli import mine as _mine
 from gitgauge.cli import report as _report
 from gitgauge.cli import run as _run
@@ -18,6 +19,7 @@ from gitgauge.cli.common import app, main
 app.command()(_mine.init)
 app.command()(_mine.mine)
 app.command()(_mine.rewrite)
+app.add_typer(_imports.import_app)
 app.command("run")(_run.run_agents)
 app.command()(_report.report)
 app.command()(_report.compare)

@@ -14,13 +14,14 @@ from gitgauge.core import kinds
 from gitgauge.core.errors import GitGaugeError, UsageError
 from gitgauge.core.git import Repository
 from gitgauge.core.store import Store, StoredRun, atomic_write_text
+from gitgauge.reporting import benchmarks
 from gitgauge.reporting.compare import compare as compare_sides
 from gitgauge.reporting.compare_render import render_json as render_comparison_json
 from gitgauge.reporting.compare_render import render_text as render_comparison
 from gitgauge.reporting.html import pair_links, render_html
 from gitgauge.reporting.render import NO_RUNS_HINT, render_matrix, render_series
 from gitgauge.reporting.render import render as render_report
-from gitgauge.reporting.rows import build_matrix
+from gitgauge.reporting.rows import ReportRow, build_matrix
 from gitgauge.reporting.rows import build_rows as report_rows
 
 
@@ -41,8 +42,8 @@ def _kind_option(value: str | None) -> str | None:
 
 KIND_OPTION = typer.Option(
     "--kind",
-    help="Only tasks of one kind: fix, merge, rebase, commits (default: all, one row per "
-    "config and kind).",
+    help="Only tasks of one kind: fix, merge, rebase, commits, fixture (default: all, one "
+    "row per config and kind).",
     callback=_kind_option,
 )
 
@@ -54,6 +55,18 @@ def _only_kind(runs: list[StoredRun], kind: str | None) -> list[StoredRun]:
         StoredRun(run.run_id, run.manifest, [r for r in run.results if r.kind == kind])
         for run in runs
     ]
+
+
+def by_benchmark(rows: list[ReportRow], *, output_format: str, with_run: bool) -> str:
+    """Fixture rows per benchmark and difficulty; the usual table for the other rows (a json
+    or csv output holds the groups only)."""
+    grouped = benchmarks.render(
+        benchmarks.group_rows(rows), output_format=output_format, with_run=with_run
+    )
+    others = [row for row in rows if not benchmarks.has_fixtures(row)]
+    if not others or output_format in ("json", "csv"):
+        return grouped
+    return render_report(others, output_format=output_format, with_run=with_run) + "\n\n" + grouped
 
 
 class CompareFormat(str, Enum):
@@ -82,6 +95,14 @@ def report(
         ),
     ] = None,
     kind: Annotated[str | None, KIND_OPTION] = None,
+    by: Annotated[
+        str | None,
+        typer.Option(
+            "--by",
+            help="benchmark: fixture tasks' pass rates per benchmark and per difficulty, with "
+            "their 95% intervals (the usual rows for other tasks).",
+        ),
+    ] = None,
 ) -> None:
     """One row per agent config (and task kind) of its latest run: resolved, errors,
     regressions, cost, time, and the resolve rate with its 95% interval."""
@@ -116,6 +137,11 @@ def report(
                     say("Series beside the original (subjects, oldest first):")
                     say("")
                     say(series)
+            return
+        if by is not None:
+            if by != "benchmark":
+                raise UsageError(f"--by takes benchmark, got {by!r}")
+            say(by_benchmark(rows, output_format=output_format.value, with_run=all_runs))
             return
         say(render_report(rows, output_format=output_format.value, with_run=all_runs))
 

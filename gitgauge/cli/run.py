@@ -100,6 +100,14 @@ def run_agents(
             "(default: chains.judgeModel, itself haiku).",
         ),
     ] = None,
+    mode: Annotated[
+        str | None,
+        typer.Option(
+            "--mode",
+            help="agent | text: the mode of every fixture task (default: each task's own, "
+            "as imported).",
+        ),
+    ] = None,
 ) -> None:
     """Run each agent config on each mined task, score it, and print the report."""
 
@@ -142,6 +150,7 @@ def run_agents(
                     resume=planned.resume,
                     sandbox=planned.sandbox,
                     executor=pairs_executor,
+                    mode=mode,
                 )
             finally:
                 if pairs_executor is not None:
@@ -164,6 +173,7 @@ def run_and_report(
     resume: ResumeFrom | None,
     sandbox: Sandbox | None = None,
     executor: PairExecutor | None = None,
+    mode: str | None = None,
 ) -> None:
     # Once per run, before any pair: the judge shown one original series against itself.
     check = (
@@ -188,6 +198,7 @@ def run_and_report(
             on_result=progress.result,
             sandbox=sandbox,
             executor=executor,
+            mode=mode,
         )
     finally:
         progress.clear()

@@ -16,6 +16,7 @@ its entry points: core never imports a kind's code.
 from __future__ import annotations
 
 import importlib
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,7 +25,7 @@ from typing import Any, ClassVar
 from gitgauge.core.errors import TaskError
 from gitgauge.core.git import Repository
 from gitgauge.core.git.checkout import AgentDiff
-from gitgauge.core.records import ResultDraft, RunResult, Task
+from gitgauge.core.records import TASK_ID, TASK_ID_MAX_LENGTH, ResultDraft, RunResult, Task
 
 BUILTINS = "gitgauge.kinds"
 """The package whose import registers the built-in kinds."""
@@ -45,6 +46,25 @@ class TaskKind(ABC):
     WIN/TIE/LOSS; `run` checks the judge's position bias once)."""
     rewritable: ClassVar[bool] = True
     """Whether `rewrite` may rewrite its prompts (a prompt gitgauge wrote itself needs none)."""
+    own_repository: ClassVar[bool] = False
+    """The kind brings its own repository (`fixture`): its tasks name no commit of the user's
+    (`base` and `fix` empty, no `history_tips`), a pair's workspace is a fresh directory that
+    `enter` fills (`running.workspace.FreshWorkspace`), `setupCommand` does not run there, and
+    the agent's work is read from that directory, not from a checkout of the user's history."""
+    modes: ClassVar[tuple[str, ...]] = ()
+    """The modes its tasks can run in (`run --mode`); empty: one way only."""
+    task_id: ClassVar[re.Pattern[str]] = TASK_ID
+    """The ids its tasks may have (an id becomes file and folder names)."""
+    task_id_max_length: ClassVar[int] = TASK_ID_MAX_LENGTH
+
+    def task_problem(self, task: Task) -> str | None:
+        """`key: why` for a field of a task file of this kind that cannot be used, beyond the
+        id, commit and path checks every task file gets (`core.store`); None when fine."""
+        return None
+
+    def commits(self, task: Task) -> tuple[str, ...]:
+        """The commits of the user's repository a task needs (a run skips it without them)."""
+        return (task.base, task.fix, *([task.other] if task.other else []))
 
     # -- what a workspace and its history hold -------------------------------------------------
 
@@ -60,6 +80,13 @@ class TaskKind(ABC):
     @abstractmethod
     def gold(self, repo: Repository, task: Task, workspace: Path) -> None:
         """Write the task's own answer into `workspace` (the `gold` baseline)."""
+
+    def gold_run(self, context: Any) -> str | None:
+        """The `gold` baseline in an agent's place (`running.adapters.base.AdapterContext`: its
+        workspace, environment and sandbox); returns gold's final message, for a kind that
+        scores an answer. By default `gold` writes the answer and says nothing."""
+        self.gold(context.repo, context.task, context.workspace)
+        return None
 
     # -- a pair ----------------------------------------------------------------------------------
 
@@ -99,6 +126,13 @@ class KindPair(ABC):
 
     start: str
     """The tree the agent starts from: its diff and patch are measured against it."""
+    prompt: str | None = None
+    """This pair's prompt when the kind makes it per pair (a fixture's, from its built
+    repository); None: the task's `prompt`."""
+
+    def agent_said(self, message: str | None) -> None:  # noqa: B027
+        """The agent's final message (claude's `result`, codex's last message, a script's
+        stdout), once it exited: a kind that scores an answer keeps it."""
 
     def after_setup(self) -> None:  # noqa: B027 - most kinds need nothing here
         """Called once setupCommand ran, before the agent (a merge notes what setup made)."""
@@ -110,6 +144,11 @@ class KindPair(ABC):
     def grade(self, diff: AgentDiff) -> None:
         """Grade the agent's work (`diff`: its tree against `start`, in gitgauge's index) into
         the pair's draft; only called when the agent ran to completion."""
+
+
+class KindSetupError(TaskError):
+    """A kind could not make a pair's starting state from the task's own data (a fixture's
+    setup failed): the pair is an error of kind `setup`."""
 
 
 _REGISTRY: dict[str, TaskKind] = {}

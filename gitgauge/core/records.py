@@ -32,8 +32,10 @@ MANIFEST_SCHEMA_VERSION = 1
 
 
 PromptQuality = Literal["rich", "title-only"]
-TaskKind = Literal["fix", "merge", "rebase", "commits"]
+TaskKind = Literal["fix", "merge", "rebase", "commits", "fixture"]
 MergeDifficulty = Literal["easy", "medium", "hard"]
+FixtureDifficulty = Literal["trivial", "easy", "medium", "hard", "expert"]
+FixtureMode = Literal["agent", "text"]
 
 
 TASK_ID = re.compile(r"[0-9a-f]{8}(?:-[a-z0-9]+)*")
@@ -41,6 +43,11 @@ TASK_ID = re.compile(r"[0-9a-f]{8}(?:-[a-z0-9]+)*")
 slug), and so the only ids a task file may have: an id becomes file and folder names."""
 TASK_ID_MAX_LENGTH = 57
 """8 hex digits, a dash and a slug of at most 48 characters."""
+FIXTURE_TASK_ID = re.compile(r"gitbench-[a-z0-9_]+(?:-[a-z0-9_]+)+")
+"""A fixture task's id (`kind: fixture`): `gitbench-<benchmark>-<fixture id>`, both slugged to
+lower-case letters, digits and `_` between single dashes (what `gitgauge import gitbench`
+makes). Only fixture tasks may have one; every other kind keeps `TASK_ID`."""
+FIXTURE_TASK_ID_MAX_LENGTH = 120
 FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 """A commit as a task stores it (SHA-1 or SHA-256): never a revision git could read as an option."""
 
@@ -55,9 +62,10 @@ class Task(BaseModel):
     id: StrictStr
     """Short sha plus an ASCII slug of the subject; also the file name."""
     base: StrictStr
-    """Full sha of the fix's parent: where an agent starts."""
+    """Full sha of the fix's parent: where an agent starts (empty for a fixture task, which
+    brings its own repository)."""
     fix: StrictStr
-    """Full sha of the fix commit."""
+    """Full sha of the fix commit (empty for a fixture task)."""
     subject: StrictStr
     """Subject line of the fix commit."""
     body: StrictStr = ""
@@ -111,7 +119,8 @@ class Task(BaseModel):
     """Cost the backend reported (the claude CLI's `total_cost_usd`; the SDK reports none)."""
     # -- merge-conflict tasks (kind: merge); `fix` then holds the recorded merge too --
     kind: TaskKind = "fix"
-    """`fix`: a fail-to-pass bug fix; `merge`: resolve the conflicts of a recorded merge."""
+    """`fix`: a fail-to-pass bug fix; `merge`: resolve the conflicts of a recorded merge;
+    `fixture`: a git-skill fixture (GitBench's format) in a repository of its own."""
     other: StrictStr | None = None
     """Merge tasks: full sha of the merge's second parent, merged into `base`."""
     merge: StrictStr | None = None
@@ -120,9 +129,10 @@ class Task(BaseModel):
     """Merge tasks: the paths re-merging `other` into `base` leaves in conflict."""
     conflictRegions: StrictInt | None = None
     """Merge tasks: conflict regions over those files (a modify/delete counts as one)."""
-    difficulty: MergeDifficulty | None = None
+    difficulty: MergeDifficulty | FixtureDifficulty | None = None
     """Merge tasks, as GitGoodBench: easy 1 file 1 region, medium 1 file more, hard more files;
-    chain tasks, by `purity`: easy from 0.9, medium from 0.7, hard below."""
+    chain tasks, by `purity`: easy from 0.9, medium from 0.7, hard below; fixture tasks: the
+    fixture's own (trivial, easy, medium, hard, expert)."""
     testsAtMerge: StrictBool | None = None
     """Merge tasks: whether `testCommand` passed at the recorded merge (False: exact match only)."""
     # -- commit-history tasks (kind: rebase, kind: commits) from a file-commit chain; `fix`
@@ -141,9 +151,30 @@ class Task(BaseModel):
     `chains.testEachCommit` needs)."""
     chainParent: StrictStr | None = None
     """Chain tasks: full sha of the chain's parent, which the agent's series goes on top of."""
+    # -- git-skill fixtures (kind: fixture; `gitgauge import gitbench`) --
+    benchmark: StrictStr | None = None
+    """Fixture tasks: the benchmark (the pack's folder) the fixture belongs to."""
+    fixtureId: StrictStr | None = None
+    """Fixture tasks: the fixture's own id, as its file gives it."""
+    tags: list[StrictStr] = Field(default_factory=list)
+    """Fixture tasks: the fixture's tags."""
+    purpose: StrictStr | None = None
+    """Fixture tasks: what skill the fixture tests, in its author's words."""
+    contentHash: StrictStr | None = None
+    """Fixture tasks: sha256 of the fixture's content (a re-import compares it)."""
+    source: StrictStr | None = None
+    """Fixture tasks: the fixture file it was imported from."""
+    mode: FixtureMode | None = None
+    """Fixture tasks: `agent` (works in the repository) or `text` (GitBench's protocol: the
+    context in the prompt, the final message is the answer); `run --mode` overrides it."""
+    nonDiscriminating: StrictBool | None = None
+    """Fixture tasks: the noop baseline passes it (its assertions hold on the untouched
+    repository), so passing it says nothing of an agent."""
+    fixture: dict[str, Any] | None = None
+    """Fixture tasks: the fixture itself (setup, prompt, expected, scoring), as imported."""
 
 
-ResultStatus = Literal["resolved", "unresolved", "error"]
+ResultStatus = Literal["resolved", "unresolved", "error", "unscored"]
 ErrorKind = Literal[
     "setup",
     "adapter-exit",
@@ -171,7 +202,9 @@ class RunResult(BaseModel):
     attempt: StrictInt = 1
     """Which attempt of this pair (`run --repeat N` makes N independent attempts)."""
     status: ResultStatus
-    """resolved / unresolved, or error when setup or the adapter failed (not scored)."""
+    """resolved / unresolved, or error when setup or the adapter failed (not scored), or
+    unscored when nothing could score it (a fixture's LLM judge unavailable): left out of
+    totals and listed."""
     errorKind: ErrorKind | None = None
     """What failed, for errors (setup, adapter-exit, adapter-timeout, ...; see `ErrorKind`)."""
     errorMessage: str | None = None
@@ -277,6 +310,25 @@ class RunResult(BaseModel):
     """Output tokens of both judge requests."""
     judgeCostUsd: float | None = None
     """Cost of both judge requests (the claude CLI reports one; the SDK none)."""
+    # -- git-skill fixtures --
+    benchmark: str | None = None
+    """Fixture tasks: the fixture's benchmark (`report --by benchmark` groups by it)."""
+    difficulty: str | None = None
+    """Fixture tasks: the fixture's difficulty (trivial, easy, medium, hard, expert)."""
+    mode: FixtureMode | None = None
+    """Fixture tasks: the mode the pair ran in (agent or text)."""
+    scorer: str | None = None
+    """Fixture tasks: the fixture's scorer (`scoring.type`)."""
+    score: float | None = None
+    """Fixture tasks: the number compared with the threshold (similarity, the judge's score)."""
+    answer: str | None = None
+    """Fixture tasks: the answer scored (its start; all of it is in the pair's logs)."""
+    answerSource: Literal["file", "message"] | None = None
+    """Fixture tasks: where the answer came from: `$GITGAUGE_ANSWER`, or the final message."""
+    scoreDetail: str | None = None
+    """Fixture tasks: why the scorer decided as it did, in one line."""
+    failedAssertions: list[str] = Field(default_factory=list)
+    """Fixture tasks: the state assertions that did not hold."""
     sandbox: Literal["bwrap", "none"] | None = None
     """The sandbox this pair's agent and test commands ran in (on a Ray node: the one that node
     could give); None when the pair did not get that far, and in results written before
@@ -429,6 +481,20 @@ class JudgeCheck(BaseModel):
         )
 
 
+class FixtureResultDraft(ResultDraft):
+    """A fixture task's pair: its mode, its answer and the scorer's verdict."""
+
+    benchmark: str | None = None
+    difficulty: str | None = None
+    mode: FixtureMode | None = None
+    scorer: str | None = None
+    score: float | None = None
+    answer: str | None = None
+    answerSource: Literal["file", "message"] | None = None
+    scoreDetail: str | None = None
+    failedAssertions: list[str] = Field(default_factory=list)
+
+
 MAX_COST_USD = 1_000_000.0
 """Past a million dollars a pair's cost is a corrupt or forged record, not a measurement."""
 MAX_COUNT = 10**12
@@ -515,3 +581,6 @@ class RunManifest(BaseModel):
     judgeCheck: JudgeCheck | None = None
     """The judge's position-bias check (an original series against itself), when the run
     judged commit-history tasks."""
+    mode: StrictStr | None = None
+    """`run --mode`: the mode every task of a kind with modes ran in (fixture tasks: agent or
+    text); None: each task's own."""

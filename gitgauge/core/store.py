@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from gitgauge.core import kinds
 from gitgauge.core.errors import GitGaugeError, TaskError
 from gitgauge.core.paths import repository_path_problem
 from gitgauge.core.records import (
@@ -30,7 +31,6 @@ from gitgauge.core.records import (
     MANIFEST_SCHEMA_VERSION,
     RESULT_SCHEMA_VERSION,
     TASK_ID,
-    TASK_ID_MAX_LENGTH,
     TASK_SCHEMA_VERSION,
     RunManifest,
     RunResult,
@@ -325,7 +325,10 @@ def _task_problem(path: Path, task: Task) -> str | None:
     """`key: why` for the first field of a task file that must not become a path or an argument,
     or None. Task files are data a person can edit: `id: ../../x` wrote results and logs outside
     `.gitgauge/`, `testFiles: [../../victim]` deleted files outside the workspace."""
-    if len(task.id) > TASK_ID_MAX_LENGTH or not TASK_ID.fullmatch(task.id):
+    kind = kinds.get(task.kind)
+    if len(task.id) > kind.task_id_max_length or not kind.task_id.fullmatch(task.id):
+        if kind.task_id is not TASK_ID:
+            return f"id: {task.id!r} is not the id of a {task.kind} task"
         return (
             f"id: {task.id!r} is not a task id (8 hex digits of the commit, then an ASCII slug "
             "of its subject: what `gitgauge mine` writes)"
@@ -334,7 +337,10 @@ def _task_problem(path: Path, task: Task) -> str | None:
         return f"id: {task.id!r} is not this file's name; a task file is named <id>.yaml"
     for key in ("base", "fix", "other", "merge", "chainParent"):
         sha = getattr(task, key)
-        if sha is not None and not FULL_SHA.fullmatch(sha):
+        if kind.own_repository:  # its repository is its own: no commit of yours to name
+            if sha:
+                return f"{key}: a {task.kind} task names no commit, got {sha!r}"
+        elif sha is not None and not FULL_SHA.fullmatch(sha):
             return f"{key}: {sha!r} is not a full commit sha (40 or 64 lowercase hex digits)"
     for index, sha in enumerate(task.chain):
         if not FULL_SHA.fullmatch(sha):
@@ -346,7 +352,7 @@ def _task_problem(path: Path, task: Task) -> str | None:
             problem = repository_path_problem(file)
             if problem is not None:
                 return f"{key}.{index}: {problem}"
-    return None
+    return kind.task_problem(task)
 
 
 def _load_result(path: Path) -> RunResult | str:

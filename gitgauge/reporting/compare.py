@@ -12,7 +12,7 @@ task sets, gitgauge versions, history modes) is listed as warnings from the runs
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gitgauge.core import fingerprint, kinds
@@ -37,6 +37,7 @@ from gitgauge.reporting.rows import (
     cost_of,
     diff_of,
     outcomes,
+    scored,
     seconds_of,
     task_mean,
 )
@@ -160,6 +161,8 @@ def compare(
 ) -> Comparison:
     """B against A; with `runs_dir`, also what differs between their recorded harnesses."""
     a, b = pick_side(runs, spec_a), pick_side(runs, spec_b)
+    # Attempts nothing could score are no outcome to pair (a fixture without its LLM judge).
+    a, b = replace(a, results=scored(a.results)), replace(b, results=scored(b.results))
     # One config on both sides (two of its runs): the header lines say which run is which.
     name_a, name_b = (
         (f"{a.config} (A)", f"{b.config} (B)") if a.config == b.config else (a.config, b.config)

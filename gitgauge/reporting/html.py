@@ -43,6 +43,7 @@ KIND_LEGEND = {
     "unresolved": "unresolved",
     "error": "error (setup, adapter or workspace failed)",
     "regressed": "regressed (base suite failed after the agent's work)",
+    "unscored": "unscored (nothing could score it: a fixture without its LLM judge)",
 }
 
 
@@ -154,6 +155,8 @@ h3.task { font: 0.95em ui-monospace, monospace; margin: 1.2em 0 0.2em; }
 .partial { background: #fff8c5; }
 .unresolved { background: #f6f8fa; }
 .error { background: #ffebe9; }
+.unscored { background: #eaeef2; font-style: italic; }
+tr.group th { text-align: left; background: #f6f8fa; padding-top: 0.6em; }
 .regressed { background: #ffe3c2; }
 .missing { color: #8c959f; }
 .links { display: block; font-size: 0.85em; }
@@ -368,7 +371,14 @@ def _matrix_table(matrix: TaskMatrix, links: PairLinks, *, with_run: bool) -> st
     labels = column_labels(matrix, with_run=with_run)
     head = '<th class="task">task</th>' + "".join(f"<th>{_e(label)}</th>" for label in labels)
     body = []
-    for task in matrix.tasks:
+    # Fixture tasks under a header row per benchmark, after every task of no benchmark.
+    group: str | None = None
+    for task in sorted(matrix.tasks, key=lambda task: (matrix.groups.get(task, ""), task)):
+        if matrix.groups.get(task) and matrix.groups[task] != group:
+            group = matrix.groups[task]
+            body.append(
+                f'<tr class="group"><th colspan="{len(labels) + 1}">benchmark {_e(group)}</th></tr>'
+            )
         cells = [f'<td class="task">{_e(task)}</td>']
         for index in range(len(labels)):
             cell = matrix.cell(task, index)

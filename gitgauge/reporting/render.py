@@ -69,6 +69,8 @@ def summary_cells(
     """`row`'s cells under `summary_headers(rows)`."""
     cells = _cells(row, pass_k=_pass_k_header(rows))
     merge, chain = has_merge_rows(rows), has_chain_rows(rows)
+    if not (merge or chain) and len({other.kind for other in rows}) > 1:
+        cells[0] = row.name  # no KIND column to tell a fixture row from a fix row
     if merge or chain:
         exact = ["-" if row.exact is None else f"{row.exact}/{row.attempts}"] if merge else []
         cells = [
@@ -148,6 +150,17 @@ def footnote(rows: Sequence[ReportRow]) -> str:
         text += (
             f" A bootstrap over fewer than {FEW_TASKS} tasks is too narrow (it cannot see "
             "variation the few tasks lack): read those intervals with care."
+        )
+    unscored = [
+        f"{row.name}: {', '.join(sorted({r.task for r in row.unscored}))}"
+        for row in rows
+        if row.unscored
+    ]
+    if unscored:
+        text += (
+            " Left out of every count (unscored: no LLM judge could score them): "
+            + "; ".join(unscored)
+            + "."
         )
     unpriced = [row.config for row in rows if _tokens_without_cost(row)]
     if unpriced:

@@ -94,6 +94,9 @@ class ReportRow:
     losses: int | None = None
     judge_check: str | None = None
     """Judged rows: the run's judge position-bias check, in words (None: not made)."""
+    unscored: tuple[RunResult, ...] = field(default=(), repr=False, compare=False)
+    """Attempts nothing could score (a fixture's LLM judge unavailable): left out of every
+    count and rate of the row, listed under the table."""
 
     @property
     def label(self) -> str:
@@ -121,8 +124,10 @@ def build_rows(
                 if kind is not None and row_kind != kind:
                     continue
                 results = [r for r in run.results if r.config == config and r.kind == row_kind]
-                if results:
-                    row = summarize(config, run.run_id, results, kind=row_kind)
+                kept = scored(results)
+                if kept:
+                    left_out = [r for r in results if r.status == "unscored"]
+                    row = summarize(config, run.run_id, kept, kind=row_kind, unscored=left_out)
                     check = run.manifest.judgeCheck if run.manifest else None
                     if check is not None and kinds.get(row_kind).judged:
                         row = replace(row, judge_check=check.describe())
@@ -135,6 +140,12 @@ def build_rows(
 
 
 # -- per-task views of results, shared with `compare` and the HTML report --
+
+
+def scored(results: Sequence[RunResult]) -> list[RunResult]:
+    """The results that count: an `unscored` one (nothing could score it) is left out of every
+    total, rate and comparison, and listed instead."""
+    return [result for result in results if result.status != "unscored"]
 
 
 def attempts_by_task(results: Sequence[RunResult]) -> dict[str, list[RunResult]]:
@@ -176,7 +187,12 @@ def task_mean(
 
 
 def summarize(
-    config: str, run_id: str, results: Sequence[RunResult], *, kind: str = "fix"
+    config: str,
+    run_id: str,
+    results: Sequence[RunResult],
+    *,
+    kind: str = "fix",
+    unscored: Sequence[RunResult] = (),
 ) -> ReportRow:
     by_task = attempts_by_task(results)
     per_task = [outcomes(attempts) for attempts in by_task.values()]
@@ -218,6 +234,7 @@ def summarize(
         wins=counts.get("wins"),
         ties=counts.get("ties"),
         losses=counts.get("losses"),
+        unscored=tuple(unscored),
     )
 
 
@@ -264,6 +281,8 @@ class MatrixCell:
     """Chain tasks: each attempt's series (its subjects, oldest first; None: none found)."""
     original: tuple[str, ...] = ()
     """Chain tasks: the original series' subjects."""
+    unscored: int = 0
+    """Attempts nothing could score (left out of the counts)."""
 
     @property
     def text(self) -> str:
@@ -275,6 +294,8 @@ class MatrixCell:
 
     def _status_text(self) -> str:
         checks = f", {self.checks[0]}/{self.checks[1]} checks" if self.checks else ""
+        if self.unscored and self.unscored == self.attempts:
+            return "unscored"
         if self.attempts == 1:
             status = "resolved" if self.resolved else "error" if self.errors else "unresolved"
             return (
@@ -307,8 +328,12 @@ class MatrixCell:
         return f" ({'; '.join(parts)})" if parts else ""
 
     @property
-    def kind(self) -> Literal["resolved", "partial", "unresolved", "error", "regressed"]:
+    def kind(
+        self,
+    ) -> Literal["resolved", "partial", "unresolved", "error", "regressed", "unscored"]:
         """The cell's dominant outcome, for colouring."""
+        if self.unscored and self.unscored == self.attempts:
+            return "unscored"
         if self.regressed:
             return "regressed"
         if self.errors == self.attempts:
@@ -325,6 +350,8 @@ class TaskMatrix:
     """Every task any column ran, sorted by id."""
     cells: dict[tuple[str, int], MatrixCell]
     """(task, column index) -> cell; missing when that column did not run the task."""
+    groups: dict[str, str] = field(default_factory=dict)
+    """task -> its benchmark, for fixture tasks (the HTML page groups the matrix by it)."""
 
     def cell(self, task: str, column: int) -> MatrixCell | None:
         return self.cells.get((task, column))
@@ -332,7 +359,15 @@ class TaskMatrix:
 
 def build_matrix(rows: Sequence[ReportRow]) -> TaskMatrix:
     cells: dict[tuple[str, int], MatrixCell] = {}
+    groups: dict[str, str] = {}
     for index, row in enumerate(rows):
+        for result in (*row.results, *row.unscored):
+            if result.benchmark:
+                groups[result.task] = result.benchmark
+        for task, attempts in attempts_by_task(row.unscored).items():
+            cells[(task, index)] = MatrixCell(
+                attempts=len(attempts), resolved=0, errors=0, regressed=0, unscored=len(attempts)
+            )
         for task, attempts in attempts_by_task(row.results).items():
             cells[(task, index)] = MatrixCell(
                 attempts=len(attempts),
@@ -345,7 +380,7 @@ def build_matrix(rows: Sequence[ReportRow]) -> TaskMatrix:
                 **_chain_cell(row.kind, attempts),
             )
     tasks = sorted({task for task, _ in cells})
-    return TaskMatrix(columns=list(rows), tasks=tasks, cells=cells)
+    return TaskMatrix(columns=list(rows), tasks=tasks, cells=cells, groups=groups)
 
 
 def _chain_cell(kind: str, attempts: Sequence[RunResult]) -> dict[str, Any]:

@@ -169,6 +169,31 @@ def overlay(harness: Harness, workspace: Path) -> None:
             ) from None
 
 
+@contextmanager
+def overlaid(harness: Harness, workspace: Path, *, keep: Path) -> Iterator[None]:
+    """The config's files laid into a workspace that is no checkout of gitgauge's (a fixture's
+    repository, whose state is graded as the agent left it) while the agent runs, then taken
+    out: whatever stood at those paths before (moved to `keep` meanwhile) is put back."""
+    kept: list[tuple[Path, Path]] = []
+    for index, destination in enumerate(harness.overlays):
+        ensure_inside(workspace, [destination])
+        target = workspace / destination
+        if target.exists() or target.is_symlink():
+            saved = keep / str(index)
+            keep.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(target), saved)
+            kept.append((target, saved))
+    try:
+        overlay(harness, workspace)
+        yield
+    finally:
+        for destination in harness.overlays:
+            _remove(workspace / destination)
+        for target, saved in kept:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(saved), target)
+
+
 def _remove(target: Path) -> None:
     if target.is_symlink() or target.is_file():
         target.unlink()

@@ -19,7 +19,7 @@ from gitgauge.core import kinds, links, process
 from gitgauge.core.errors import GitGaugeError
 from gitgauge.core.git import Repository
 from gitgauge.core.git.checkout import AgentDiff
-from gitgauge.core.kinds import TaskKind
+from gitgauge.core.kinds import KindSetupError, TaskKind
 from gitgauge.core.prompt_template import render as render_prompt
 from gitgauge.core.records import ErrorKind, ResultDraft, RunResult, Task
 from gitgauge.core.sandbox import Mounts, Sandbox
@@ -35,7 +35,12 @@ from gitgauge.running.adapters.base import AdapterContext, AdapterOutcome, promp
 from gitgauge.running.plan import PlannedConfig
 from gitgauge.running.scoring import diffstat
 from gitgauge.running.scoring.protect import WorkspaceEscape
-from gitgauge.running.workspace import TaskWorkspaces, Workspace
+from gitgauge.running.workspace import (
+    FreshWorkspace,
+    TaskWorkspaces,
+    Workspace,
+    fresh_workspace,
+)
 
 
 class Pair:
@@ -50,8 +55,11 @@ class Pair:
         warn: Warn,
         *,
         sandbox: Sandbox | None = None,
+        mode: str | None = None,
     ) -> None:
         self.sandbox = sandbox
+        self.mode = mode
+        """`run --mode`: the mode of every task whose kind has modes (None: each task's own)."""
         self.commands = UserCommands(config, sandbox=sandbox)
         self.repo = repo
         self.config = config
@@ -63,11 +71,13 @@ class Pair:
         self,
         planned: PlannedConfig,
         task: Task,
-        prepared: TaskWorkspaces,
+        prepared: TaskWorkspaces | None,
         *,
         attempt: int = 1,
         slot: int = 0,
     ) -> RunResult:
+        """`prepared`: the task's workspace source (None for a kind that brings its own
+        repository, whose pairs start from a fresh directory)."""
         started = now()
         log_dir = self.store.log_dir(self.run_id, planned.config.name, task.id, attempt)
         log_dir.mkdir(parents=True, exist_ok=True)
@@ -78,6 +88,8 @@ class Pair:
             self._score(kind, planned, task, prepared, log_dir, draft, slot=slot)
         except WorkspaceEscape as error:
             draft.error("escaped-workspace", str(error))
+        except KindSetupError as error:
+            draft.error("setup", str(error))
         except GitGaugeError as error:
             # A git failure in one workspace (a missing object, a full disk) spoils this pair
             # only; the message says what happened.
@@ -112,8 +124,31 @@ class Pair:
         """The config's harness laid in and the adapter run (in the sandbox, with its own copy of
         the config dir). The harness is taken out of what the agent left by `read_work`: it is
         not the agent's work, so it stays out of the diff, the patch and the graded tree."""
+        harnesses.overlay(planned.harness, workspace.path)
+        return self._adapter_run(
+            planned,
+            task,
+            path=workspace.path,
+            read_only=workspace.stores,
+            writable=(workspace.agent_git,),
+            env=env,
+            log_dir=log_dir,
+        )
+
+    def _adapter_run(
+        self,
+        planned: PlannedConfig,
+        task: Task,
+        *,
+        path: Path,
+        read_only: tuple[Path, ...],
+        writable: tuple[Path, ...],
+        env: dict[str, str],
+        log_dir: Path,
+    ) -> AdapterOutcome:
+        """The adapter in `path` (in the sandbox: `read_only` and `writable` besides it), the
+        harness already laid in."""
         harness = planned.harness
-        harnesses.overlay(harness, workspace.path)
         prompt = render_prompt(planned.config.prompt, task)
         whole = task.prompt if prompt is None else prompt
         with (
@@ -123,10 +158,10 @@ class Pair:
             agent_sandbox = (
                 self.sandbox.argv(
                     Mounts(
-                        workspace=workspace.path,
+                        workspace=path,
                         # The prompt's directory is the pair's own: the agent reads the file.
-                        read_only=(*workspace.stores, prompt_path.parent),
-                        writable=(workspace.agent_git, *([config_dir] if config_dir else [])),
+                        read_only=(*read_only, prompt_path.parent),
+                        writable=(*writable, *([config_dir] if config_dir else [])),
                     ),
                     agent=True,
                 )
@@ -135,7 +170,7 @@ class Pair:
             )
             return planned.adapter.run(
                 AdapterContext(
-                    workspace=workspace.path,
+                    workspace=path,
                     task=task,
                     repo=self.repo,
                     timeout_seconds=self.config.timeouts.adapter / 1000,
@@ -154,13 +189,16 @@ class Pair:
         kind: TaskKind,
         planned: PlannedConfig,
         task: Task,
-        prepared: TaskWorkspaces,
+        prepared: TaskWorkspaces | None,
         log_dir: Path,
         draft: ResultDraft,
         *,
         slot: int,
     ) -> None:
         """Fill `draft` step by step, so an error keeps what was measured."""
+        if kind.own_repository or prepared is None:
+            self._score_fresh(kind, planned, task, log_dir, draft, slot=slot)
+            return
         link = self.config.worktree.link
         with prepared.workspace(slot) as workspace:
             # Linked editable installs import from the checkout: make them import the workspace.
@@ -175,10 +213,36 @@ class Pair:
                 draft.error("setup", setup_error)
                 return
             steps_of_kind.after_setup()
-            outcome = steps.run_agent()
+            outcome = steps.run_agent(prompt=steps_of_kind.prompt)
             draft.update(**outcome_fields(outcome))
+            steps_of_kind.agent_said(outcome.final_message)
             steps_of_kind.after_agent()
             # Measured for failed agents too: the patch of a timed-out agent helps to see why.
+            diff = steps.read_work(start=steps_of_kind.start)
+            if outcome.ok:
+                steps_of_kind.grade(diff)
+
+    def _score_fresh(
+        self,
+        kind: TaskKind,
+        planned: PlannedConfig,
+        task: Task,
+        log_dir: Path,
+        draft: ResultDraft,
+        *,
+        slot: int,
+    ) -> None:
+        """A kind that brings its own repository: a fresh directory (no checkout of your
+        history, no setupCommand) that the kind's `enter` fills and whose work its `grade`
+        reads; the same harness, adapter, sandbox and draft as every pair."""
+        with fresh_workspace(self.repo.root) as workspace:
+            steps = FreshSteps(self, planned, task, workspace, log_dir, draft, slot)
+            steps_of_kind = kind.enter(steps)
+            steps_of_kind.after_setup()
+            outcome = steps.run_agent(prompt=steps_of_kind.prompt)
+            draft.update(**outcome_fields(outcome))
+            steps_of_kind.agent_said(outcome.final_message)
+            steps_of_kind.after_agent()
             diff = steps.read_work(start=steps_of_kind.start)
             if outcome.ok:
                 steps_of_kind.grade(diff)
@@ -224,8 +288,10 @@ class PairSteps:
     def setup(self) -> str | None:
         return self.pair._setup(self.workspace.path, self.env, self.log_dir)
 
-    def run_agent(self) -> AdapterOutcome:
-        return self.pair._run_agent(self.planned, self.task, self.workspace, self.env, self.log_dir)
+    def run_agent(self, *, prompt: str | None = None) -> AdapterOutcome:
+        """The agent on the task (`prompt`: the kind's own for this pair, if it made one)."""
+        task = self.task if prompt is None else self.task.model_copy(update={"prompt": prompt})
+        return self.pair._run_agent(self.planned, task, self.workspace, self.env, self.log_dir)
 
     def read_work(self, *, start: str) -> AgentDiff:
         """What the agent left, read through gitgauge's own git directory and index (only
@@ -263,6 +329,86 @@ class PairSteps:
             return False
         self.workspace.checkout.lay_tree(tree)
         return True
+
+
+class FreshSteps:
+    """The steps of a pair whose kind brings its own repository (`TaskKind.own_repository`),
+    bound to its `FreshWorkspace`: what that kind's `enter` and `grade` use."""
+
+    def __init__(
+        self,
+        pair: Pair,
+        planned: PlannedConfig,
+        task: Task,
+        workspace: FreshWorkspace,
+        log_dir: Path,
+        draft: ResultDraft,
+        slot: int,
+    ) -> None:
+        self.pair = pair
+        self.planned = planned
+        self.task = task
+        self.workspace = workspace
+        self.log_dir = log_dir
+        self.draft = draft
+        self.slot = slot
+
+    @property
+    def repo(self) -> Repository:
+        return self.pair.repo
+
+    @property
+    def config(self) -> RepoConfig:
+        return self.pair.config
+
+    @property
+    def sandbox(self) -> Sandbox | None:
+        return self.pair.sandbox
+
+    @property
+    def mode(self) -> str | None:
+        """`run --mode`, when it was given."""
+        return self.pair.mode
+
+    def warn(self, message: str) -> None:
+        self.pair.warn(message)
+
+    def run_agent(self, *, prompt: str | None = None) -> AdapterOutcome:
+        """The harness laid into where the kind's agent works (and taken out again after it:
+        this workspace is graded as the agent left it), then the adapter, in the sandbox with
+        the workspace's own writable places."""
+        workspace = self.workspace
+        task = self.task if prompt is None else self.task.model_copy(update={"prompt": prompt})
+        env = process.clean_env(
+            cwd=workspace.path, extra={"GITGAUGE_JOB": str(self.slot), **workspace.env}
+        )
+        with harnesses.overlaid(
+            self.planned.harness, workspace.path, keep=workspace.holder / "harness-kept"
+        ):
+            return self.pair._adapter_run(
+                self.planned,
+                task,
+                path=workspace.path,
+                read_only=(),
+                writable=workspace.writable,
+                env=env,
+                log_dir=self.log_dir,
+            )
+
+    def read_work(self, *, start: str) -> AgentDiff:
+        """What the agent changed in the kind's repository (its `reader`), as a diff against
+        `start` in the draft and a patch in the logs; an empty diff, and no diff size, when
+        the kind's work is no tree (a fixture's text mode: the agent only answers)."""
+        reader = self.workspace.reader
+        if reader is None or not start:
+            return AgentDiff(changes=(), numstat="", patch="")
+        diff = reader.diff(start, reader.read())
+        stat = diffstat.diff_stat(diff)
+        self.draft.update(
+            diffFiles=stat.files, diffInsertions=stat.insertions, diffDeletions=stat.deletions
+        )
+        atomic_write_text(self.log_dir / "agent.patch", diff.patch)
+        return diff
 
 
 def outcome_fields(outcome: AdapterOutcome) -> dict[str, Any]:

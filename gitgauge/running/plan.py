@@ -10,12 +10,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitgauge.core import fingerprint, process
+from gitgauge.core import fingerprint, kinds, process
 from gitgauge.core.config import load_agent_config
 from gitgauge.core.errors import ConfigError, TaskError, UsageError
 from gitgauge.core.git import Repository
 from gitgauge.core.harness_diff import changed_parts
-from gitgauge.core.records import TASK_ID, RunManifest, Task
+from gitgauge.core.records import FIXTURE_TASK_ID, TASK_ID, RunManifest, Task
 from gitgauge.core.sandbox import Sandbox, SandboxMode, prepare
 from gitgauge.core.schema import AgentConfig, RepoConfig
 from gitgauge.core.store import (
@@ -127,7 +127,10 @@ def plan_run(
 def _select_tasks(repo: Repository, store: Store, task_id: str | None, *, warn: Warn) -> list[Task]:
     tasks = store.load_tasks(warn=warn)
     chosen = [task for task in tasks if task.id == task_id]
-    if task_id is not None and not chosen and TASK_ID.fullmatch(task_id):
+    well_formed = task_id is not None and any(
+        pattern.fullmatch(task_id) for pattern in (TASK_ID, FIXTURE_TASK_ID)
+    )
+    if task_id is not None and not chosen and well_formed:
         # Only a well-formed id becomes a path: `--task ../../x` is simply unknown.
         if store.task_path(task_id).is_file():
             raise TaskError(
@@ -152,7 +155,7 @@ def _select_tasks(repo: Repository, store: Store, task_id: str | None, *, warn: 
         tasks = chosen
     usable: list[Task] = []
     for task in tasks:
-        needed = (task.base, task.fix, *([task.other] if task.other else []))
+        needed = kinds.get(task.kind).commits(task)
         missing = [sha for sha in needed if not repo.has_commit(sha)]
         if missing:
             warn(

@@ -57,13 +57,29 @@ def execute(
     on_result: Callable[[RunResult], None] = lambda result: None,
     sandbox: Sandbox | None = None,
     executor: PairExecutor | None = None,
+    mode: str | None = None,
 ) -> RunOutcome:
     """Run every pair (task-major, so a task's workspace source is prepared once and reused by
     every config and attempt), `jobs` at a time; results come back in a stable order.
 
     `executor`: where the pairs run (default: here, `jobs` threads); a remote executor calls
     `Pair.run` on its nodes and yields results as pairs finish. `sandbox` is this machine's;
-    a remote executor's nodes each make their own from `run.sandbox`."""
+    a remote executor's nodes each make their own from `run.sandbox`. `mode`: `run --mode`,
+    the mode of every task whose kind has modes (a fixture's agent or text)."""
+    if mode is not None and resume is not None and mode != resume.manifest.mode:
+        raise UsageError(
+            f"run {resume.run_id} ran with --mode {resume.manifest.mode or '(each task its own)'}; "
+            "a resumed run keeps its mode: leave --mode out"
+        )
+    if mode is not None and resume is None:
+        known = sorted({m for name in kinds.names() for m in kinds.get(name).modes})
+        if mode not in known:
+            raise UsageError(f"--mode must be one of {', '.join(known)}, got {mode!r}")
+    if executor is not None and any(kinds.get(t.kind).own_repository for t in plan.tasks):
+        raise UsageError(
+            "fixture tasks run with the local executor only (their repositories are built "
+            "where the pair runs): pass --executor local, or --task a task of another kind"
+        )
     if jobs <= 0:
         raise UsageError(f"--jobs must be a positive number, got {jobs}")
     if repeat <= 0:
@@ -82,6 +98,7 @@ def execute(
     if resume is not None:
         manifest = resume.manifest.model_copy(update={"finishedAt": None})
         repeat = manifest.repeat
+        mode = manifest.mode
     else:
         manifest = RunManifest(
             runId=new_run_id(),
@@ -97,6 +114,7 @@ def execute(
             sandbox=recorded_sandbox,
             sandboxNetwork=recorded_network,
             startedAt=now(),
+            mode=mode,
         )
         run_dir = store.run_dir(manifest.runId)
         recorded = {
@@ -131,9 +149,11 @@ def execute(
     # objects and packs only the commits in between (see HistoryCopies), and no copy that holds
     # a task's fix exists before that task is done: a fix is an ancestor of every base that
     # holds it, so such a base has more ancestors than the task's own (commit times can tie).
-    depths = {task.base: repo.ancestor_count(task.base) for task in plan.tasks}
-    pending.sort(key=lambda job: depths[job.task.base])
-    pair = Pair(repo, repo_config, store, run_id, warn, sandbox=sandbox)
+    # A kind that brings its own repository has no history here: its tasks count as depth 0.
+    bases = {task.base for task in plan.tasks if kinds.get(task.kind).history_tips(task)}
+    depths = {base: repo.ancestor_count(base) for base in bases}
+    pending.sort(key=lambda job: depths.get(job.task.base, 0))
+    pair = Pair(repo, repo_config, store, run_id, warn, sandbox=sandbox, mode=mode)
     if executor is not None:
         finished = executor.run_pairs(pending, pair, on_start=on_start)
     else:
@@ -177,6 +197,8 @@ def _run_all(
 
     def run_one(job: PairJob, slot: int) -> RunResult:
         on_start(job.planned, job.task)
+        if not kinds.get(job.task.kind).history_tips(job.task):  # no history to prepare
+            return pair.run(job.planned, job.task, None, attempt=job.attempt, slot=slot)
         with TaskWorkspaces(
             pair.repo,
             job.task.base,

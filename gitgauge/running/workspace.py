@@ -15,19 +15,21 @@ import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Literal
+from typing import Literal, Protocol
 
 from gitgauge.core.git import Repository
-from gitgauge.core.git.checkout import Checkout, CheckoutPool
+from gitgauge.core.git.checkout import AgentDiff, Checkout, CheckoutPool
+from gitgauge.core.git.checkout import _force_remove as remove_tree
 from gitgauge.core.git.history import HistoryCopy
 from gitgauge.core.interrupt import deferred
 from gitgauge.core.worktree import Warn, write_owner
 
 HistoryMode = Literal["isolated", "full"]
 HISTORY_PREFIX = "gitgauge-hist-"
+FRESH_PREFIX = "gitgauge-fresh-"
 
 
 class HistoryCopies:
@@ -220,3 +222,43 @@ class TaskWorkspaces:
             workspace.reset(self.base)
             checkout.agent_repository(refs=self.repo.branch_refs() if self._copy is None else [])
             yield workspace
+
+
+class WorkReader(Protocol):
+    """How a fresh workspace's work is read back: as a tree of gitgauge's own, and the diff
+    between two such trees (`core.git.fixture.Snapshot`)."""
+
+    def read(self, *, exclude: Sequence[str] = ()) -> str: ...
+
+    def diff(self, start: str, end: str) -> AgentDiff: ...
+
+
+@dataclass
+class FreshWorkspace:
+    """A pair's workspace for a kind that brings its own repository (`TaskKind.own_repository`):
+    an empty directory of gitgauge's (`holder`, labelled for stale cleanup, removed with the
+    pair) that the kind's `enter` fills. The kind then says where its agent works (`path`),
+    what else the agent may write (`writable`: a repository's siblings, an answer file's
+    directory), what the agent's environment adds (`env`) and how its work is read
+    (`reader`; None: the agent's work is no tree, nothing to diff)."""
+
+    holder: Path
+    path: Path
+    writable: tuple[Path, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    reader: WorkReader | None = None
+
+
+@contextmanager
+def fresh_workspace(owner_repository: Path) -> Iterator[FreshWorkspace]:
+    """An empty `FreshWorkspace`, removed afterwards (whatever its kind and agent left)."""
+    with deferred():
+        holder = Path(tempfile.mkdtemp(prefix=FRESH_PREFIX))
+        write_owner(holder, repository=owner_repository, kind="fresh")
+    try:
+        work = holder / "work"
+        work.mkdir()
+        yield FreshWorkspace(holder=holder, path=work)
+    finally:
+        with deferred():
+            remove_tree(holder)

@@ -94,6 +94,9 @@ class AdapterOutcome:
     cache_read_input_tokens: int | None = None
     num_turns: int | None = None
     reasoning_output_tokens: int | None = None
+    final_message: str | None = None
+    """The agent's last words (claude's `result`, codex's last message, a script's stdout):
+    a kind that scores an answer reads it (a fixture in text mode)."""
 
     @property
     def ok(self) -> bool:

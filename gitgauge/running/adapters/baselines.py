@@ -20,9 +20,9 @@ class GoldAdapter(Adapter):
     def run(self, context: AdapterContext) -> AdapterOutcome:
         started = time.monotonic()
         # What "the answer" is depends on the task's kind: the fix's non-test changes, the
-        # recorded merge's resolution.
-        kinds.get(context.task.kind).gold(context.repo, context.task, context.workspace)
-        return AdapterOutcome(seconds=time.monotonic() - started)
+        # recorded merge's resolution, a fixture's expected answer (and commands).
+        said = kinds.get(context.task.kind).gold_run(context)
+        return AdapterOutcome(seconds=time.monotonic() - started, final_message=said)
 
 
 @register

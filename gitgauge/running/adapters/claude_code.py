@@ -102,4 +102,5 @@ class ClaudeCodeAdapter(Adapter):
             cache_creation_input_tokens=parsed.cache_creation_input_tokens if parsed else None,
             cache_read_input_tokens=parsed.cache_read_input_tokens if parsed else None,
             num_turns=parsed.num_turns if parsed else None,
+            final_message=parsed.result if parsed else None,
         )

@@ -241,6 +241,7 @@ class CodexAdapter(Adapter):
             cache_read_input_tokens=parsed.cached_input_tokens if parsed else None,
             num_turns=parsed.steps if parsed and parsed.completed_turns else None,
             reasoning_output_tokens=parsed.reasoning_output_tokens if parsed else None,
+            final_message=parsed.last_message if parsed else None,
         )
 
     def _cost(self, parsed: CodexRun | None) -> float | None:

@@ -73,7 +73,7 @@ class ScriptAdapter(Adapter):
                 error_message=f"command exited {result.exit_code}: {result.output_tail(300)}",
                 seconds=result.seconds,
             )
-        return AdapterOutcome(seconds=result.seconds)
+        return AdapterOutcome(seconds=result.seconds, final_message=result.stdout_tail)
 
     def _variable(self, context: AdapterContext) -> str:
         """The prompt for `GITGAUGE_PROMPT`: whole when it fits, else cut on a character
