@@ -156,7 +156,11 @@ def _print_rewrite_totals(totals: RewriteTotals, how: str) -> None:
 
 def rewrite(
     task: Annotated[
-        str | None, typer.Option("--task", help="Rewrite only this task id (default: every task).")
+        str | None,
+        typer.Option(
+            "--task",
+            help="Rewrite only this task: its id, or a unique start of it (default: every task).",
+        ),
     ] = None,
     rewrite_model: Annotated[str | None, REWRITE_MODEL_OPTION] = None,
     force: Annotated[
@@ -195,11 +199,25 @@ def rewrite(
 class MineProgress(StatusLine):
     """One line per candidate; on a terminal, also a transient "verifying ..." line."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.total = 0
+        self.started = 0
+
     def events(self) -> MineEvents:
-        return MineEvents(on_start=self.start, on_verdict=self.verdict, on_skip=self.skip)
+        return MineEvents(
+            on_start=self.start, on_verdict=self.verdict, on_skip=self.skip, on_total=self.add
+        )
+
+    def add(self, count: int) -> None:
+        with self.lock:
+            self.total += count
 
     def start(self, commit: Commit) -> None:
-        self.show(f"verifying {commit.sha[:8]} {commit.subject[:60]}")
+        with self.lock:
+            self.started += 1
+            number = f"[{self.started}/{self.total}] " if self.total else ""
+        self.show(f"{number}verifying {commit.sha[:8]} {commit.subject[:60]}")
 
     def verdict(self, verdict: Verdict) -> None:
         self.clear()
