@@ -9,6 +9,7 @@ command group defines the commands, registered here in the order `gitgauge --hel
 from __future__ import annotations
 
 from gitgauge.cli import demo as _demo
+from gitgauge.cli import doctor as _doctor
 from gitgauge.cli import export as _export
 from gitgauge.cli import mine as _mine
 from gitgauge.cli import report as _report
@@ -16,6 +17,8 @@ from gitgauge.cli import run as _run
 from gitgauge.cli.common import app, main
 
 app.command()(_mine.init)
+app.command()(_doctor.doctor)
+app.command()(_doctor.examples)
 app.command()(_mine.mine)
 app.command()(_mine.rewrite)
 app.command("run")(_run.run_agents)
