@@ -17,6 +17,7 @@ from gitgauge.core.records import Task
 from gitgauge.core.store import Store
 from gitgauge.core.worktree import remove_stale
 from gitgauge.init import init as init_repository
+from gitgauge.mining.advice import few_tasks_advice
 from gitgauge.mining.classify import SUBJECT_RULES
 from gitgauge.mining.explain import explain as explain_commit
 from gitgauge.mining.merges import MergeSummary
@@ -136,7 +137,7 @@ def mine(
                 )
             finally:
                 progress.clear()
-        print_mine_summary(summary, store)
+        print_mine_summary(summary, store, last=config.mine.last if last is None else last)
         if rewriter is not None:
             _print_rewrite_totals(rewriter.totals, rewriter.describe())
         return summary
@@ -252,7 +253,8 @@ def _print_rule_counts(counts: RuleCounts) -> None:
     say("  (`gitgauge mine --explain SHA` shows the decision for one commit)")
 
 
-def print_mine_summary(summary: MineSummary, store: Store) -> None:
+def print_mine_summary(summary: MineSummary, store: Store, *, last: int | None = None) -> None:
+    """The summary; with `last` (the commits asked for), advice when few tasks came out."""
     rejected = sum(summary.rejected.values())
     say("")
     say(f"commits scanned:   {summary.scanned}")
@@ -292,6 +294,9 @@ def print_mine_summary(summary: MineSummary, store: Store) -> None:
         _print_merge_summary(summary.merge)
     if summary.tasks or (summary.merge and summary.merge.tasks):
         say(f"tasks saved in {store.tasks_dir}/")
+    if last is not None:
+        for line in few_tasks_advice(summary, last=last):
+            say(line)
 
 
 def _print_merge_summary(merge: MergeSummary) -> None:
