@@ -123,7 +123,9 @@ def test_a_published_paired_example_gives_the_published_p_value_and_interval(
     assert "exact McNemar, p = 0.05" in text
     assert text.rstrip().endswith(
         "B resolved 10 fewer of 161 tasks than A; the difference, -6 points "
-        "[95% CI -12, -0.5], could be chance (p = 0.05)."
+        "[95% CI -12, -0.5], could be chance (p = 0.05).\n"
+        "Why both: the exact McNemar test decides whether it could be chance (p = 0.0525, not "
+        "below 0.05); the interval is shown for the size of the difference."
     )
 
 
@@ -240,7 +242,8 @@ def test_cost_time_and_diff_differences_are_paired_by_task(repo: GitRepo) -> Non
     assert time["difference"]["high"] == pytest.approx(means[math.ceil(0.975 * len(means)) - 1])
     assert value["errorsB"] == 1 and value["onlyA"] == 1
     text = run_gitgauge("compare", "A", "B", cwd=repo.root).stdout
-    assert "cost          +$0.0500 [95% CI +$0.0500, +$0.0500]  over 5 tasks" in text
+    # The same difference on every task: no interval beside it.
+    assert "cost          +$0.0500                      over 5 tasks, the same on each" in text
     assert "errors (count as unresolved)  0" in text
 
 
@@ -387,5 +390,7 @@ def test_gold_against_noop_on_three_tasks_could_still_be_chance(
     assert "Compared on the 3 tasks both ran, one attempt each." in finished.stdout
     assert finished.stdout.rstrip().endswith(
         "gold resolved 3 more of 3 tasks than noop; the difference, +100 points "
-        f"[95% CI {value['difference']['low'] * 100:+.0f}, +100], could be chance (p = 0.25)."
+        f"[95% CI {value['difference']['low'] * 100:+.0f}, +100], could be chance (p = 0.25).\n"
+        "Why both: the exact McNemar test decides whether it could be chance (p = 0.25, not "
+        "below 0.05); the interval is shown for the size of the difference."
     )

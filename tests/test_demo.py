@@ -32,20 +32,28 @@ def test_demo_mines_runs_the_baselines_and_prints_the_report(demo_run_once: Demo
     gold, noop = lines[header + 2].split(), lines[header + 3].split()
     assert gold[:5] == ["gold", "3/3", "0", "0", "-"]
     assert noop[:5] == ["noop", "0/3", "0", "0", "-"]
-    assert noop[8:11] == ["0.0", "[0.0,", "0.0]"]  # AVG DIFF: noop changes nothing
+    # AVG TIME and AVG DIFF: noop takes no time and changes nothing; a column that does not vary
+    # has no interval, and every average its unit.
+    assert noop[5:8] == ["0.0s", "0.0", "lines"]
     # One offline agent, two harnesses: only the one with the overlaid CLAUDE.md finds the fixes,
     # and the CLAUDE.md itself is not counted as the agent's diff.
     agent, with_notes = lines[header + 4].split(), lines[header + 5].split()
     assert agent[:2] == ["agent", "0/3"]
     assert with_notes[:2] == ["agent-with-claude-md", "3/3"]
-    assert with_notes[8] == "2.0"  # the fixes' own lines; gold's diff is the same
-    assert gold[8] == "2.0"
+    # AVG DIFF: the fixes' own lines; gold's diff is the same.
+    assert with_notes[with_notes.index("lines") - 1] == "2.0"
+    assert gold[gold.index("lines") - 1] == "2.0"
     compare = lines.index("$ gitgauge compare agent agent-with-claude-md")
     assert lines[compare + 4] == "Harness B vs A: + CLAUDE.md (7 lines)"
     assert any(
         line.startswith("agent-with-claude-md resolved 3 more of 3 tasks than agent")
         for line in lines[compare:]
     )
+    # The interval excludes 0 and the verdict says "could be chance": one line says why.
+    assert (
+        "Why both: the exact McNemar test decides whether it could be chance (p = 0.25, not "
+        "below 0.05); the interval is shown for the size of the difference."
+    ) in lines[compare:]
 
     # The report reads the same run back; only the demo's gitgauge.yaml is new in the checkout.
     report = run_gitgauge("report", "--format", "json", cwd=target)

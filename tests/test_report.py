@@ -72,10 +72,10 @@ SCRIPT = [
 # The intervals: RATE is Wilson (3 of 5: 23% to 88%); the averages' are the exact bootstrap
 # percentiles of the five per-task values (see test_average_intervals_are_the_bootstrap_...).
 EXPECTED_TABLE = """\
-CONFIG     RESOLVED    ERRORS    REGRESS    AVG COST              AVG TIME              AVG DIFF         RATE
----------  ----------  --------  ---------  --------------------  --------------------  ---------------  ------------
-sonnet     3/5         1         1          $0.3000 [0.18, 0.42]  200.0s [18.0, 552.0]  6.8 [2.5, 11.0]  60% [23, 88]
-my script  0/2         1         -          -                     1.2s [1.2, 1.2]       0.0 [0.0, 0.0]   0% [0, 66]
+CONFIG     RESOLVED    ERRORS    REGRESS    AVG COST              AVG TIME              AVG DIFF               RATE
+---------  ----------  --------  ---------  --------------------  --------------------  ---------------------  ------------
+sonnet     3/5         1         1          $0.3000 [0.18, 0.42]  200.0s [18.0, 552.0]  6.8 lines [2.5, 11.0]  60% [23, 88]
+my script  0/2         1         -          -                     1.2s                  0.0 lines              0% [0, 66]
 
 RESOLVED, ERRORS and REGRESS count tasks; an error counts as unresolved. RATE: resolved / tasks.
 [low, high]: 95% interval, Wilson for RATE, bootstrap over tasks for the averages. A bootstrap over
@@ -90,7 +90,8 @@ def test_the_rendered_table_for_fixed_results_is_exact() -> None:
 
     # RESOLVED counts errors in the denominator; AVG COST averages every reported cost (0.1..0.5);
     # AVG TIME every adapter run ((10+20+30+40+900)/5); AVG DIFF only the non-error pairs
-    # ((4+10+1+12)/4 = 6.75).
+    # ((4+10+1+12)/4 = 6.75). A column that does not vary (my script's one time, its empty
+    # diffs) shows no interval; every average has its unit.
     assert render_table(rows) == EXPECTED_TABLE
 
 

@@ -9,6 +9,7 @@ command group defines the commands, registered here in the order `gitgauge --hel
 from __future__ import annotations
 
 from gitgauge.cli import demo as _demo
+from gitgauge.cli import doctor as _doctor
 from gitgauge.cli import export as _export
 from gitgauge.cli import imports as _imports
 from gitgauge.cli import mine as _mine
@@ -17,6 +18,8 @@ from gitgauge.cli import run as _run
 from gitgauge.cli.common import app, main
 
 app.command()(_mine.init)
+app.command()(_doctor.doctor)
+app.command()(_doctor.examples)
 app.command()(_mine.mine)
 app.command()(_mine.rewrite)
 app.add_typer(_imports.import_app)

@@ -11,16 +11,19 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Annotated, NoReturn, TypeVar
 
 import typer
 
 from gitgauge import __version__
+from gitgauge.cli.help import TidyGroup
 from gitgauge.core import interrupt, process
 from gitgauge.core.errors import ExitCode, GitGaugeError, UsageError
 
 app = typer.Typer(
+    cls=TidyGroup,
     name="gitgauge",
     help="Mine fail-to-pass tasks from your git history and compare agent setups on them.",
     add_completion=False,
@@ -136,14 +139,26 @@ def _root(
 
 
 class StatusLine:
-    """A transient line at the bottom of a terminal ("verifying ...", "running ..."), rewritten in
-    place and cleared before any real output; nothing at all when stdout is not a terminal.
-    Workers of `-j` update it from their threads, hence the lock."""
+    """A transient line at the bottom of a terminal ("[2/7] verifying ...", "[3/12] running
+    ..."), rewritten in place and cleared before any real output. When stdout is not a terminal
+    (a file, a CI log) the finished items' own lines are the progress, and while nothing has
+    been printed for `HEARTBEAT_SECONDS` the status is printed as a line of its own, so a long
+    agent run or suite still shows it is alive. Workers of `-j` update it from their threads,
+    hence the lock."""
+
+    HEARTBEAT_SECONDS = 10.0
 
     def __init__(self) -> None:
         self.tty = sys.stdout.isatty()
+        # GITGAUGE_HEARTBEAT_SECONDS: a shorter beat for tests of it.
+        self.beat_seconds = float(os.environ.get("GITGAUGE_HEARTBEAT_SECONDS", "0") or 0) or (
+            self.HEARTBEAT_SECONDS
+        )
         self.shown = False
         self.lock = threading.Lock()
+        self.text: str | None = None
+        self.quiet_since = time.monotonic()
+        self._heartbeat: threading.Thread | None = None
 
     def show(self, text: str) -> None:
         if self.tty:
@@ -151,9 +166,28 @@ class StatusLine:
                 sys.stdout.write(f"\r\033[K{text}")
                 sys.stdout.flush()
                 self.shown = True
+            return
+        with self.lock:
+            self.text = text
+            if self._heartbeat is None:
+                self._heartbeat = threading.Thread(
+                    target=self._beat, name="gitgauge-progress", daemon=True
+                )
+                self._heartbeat.start()
+
+    def _beat(self) -> None:
+        while True:
+            time.sleep(min(1.0, self.beat_seconds))
+            with self.lock:
+                quiet = time.monotonic() - self.quiet_since
+                if self.text is not None and quiet >= self.beat_seconds:
+                    print(f"{self.text} (still at it, {quiet:.0f} s)", flush=True)
+                    self.quiet_since = time.monotonic()
 
     def clear(self) -> None:
         with self.lock:
+            self.quiet_since = time.monotonic()
+            self.text = None
             if self.shown:
                 sys.stdout.write("\r\033[K")
                 sys.stdout.flush()

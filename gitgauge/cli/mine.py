@@ -17,6 +17,7 @@ from gitgauge.core.records import Task
 from gitgauge.core.store import Store
 from gitgauge.core.worktree import remove_stale
 from gitgauge.init import init as init_repository
+from gitgauge.mining.advice import few_tasks_advice
 from gitgauge.mining.chains import SKIP_REASONS as CHAIN_SKIP_REASONS
 from gitgauge.mining.chains import ChainSummary
 from gitgauge.mining.classify import SUBJECT_RULES
@@ -148,7 +149,7 @@ def mine(
                 )
             finally:
                 progress.clear()
-        print_mine_summary(summary, store)
+        print_mine_summary(summary, store, last=config.mine.last if last is None else last)
         if rewriter is not None:
             _print_rewrite_totals(rewriter.totals, rewriter.describe())
         return summary
@@ -168,7 +169,11 @@ def _print_rewrite_totals(totals: RewriteTotals, how: str) -> None:
 
 def rewrite(
     task: Annotated[
-        str | None, typer.Option("--task", help="Rewrite only this task id (default: every task).")
+        str | None,
+        typer.Option(
+            "--task",
+            help="Rewrite only this task: its id, or a unique start of it (default: every task).",
+        ),
     ] = None,
     rewrite_model: Annotated[str | None, REWRITE_MODEL_OPTION] = None,
     force: Annotated[
@@ -207,11 +212,25 @@ def rewrite(
 class MineProgress(StatusLine):
     """One line per candidate; on a terminal, also a transient "verifying ..." line."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.total = 0
+        self.started = 0
+
     def events(self) -> MineEvents:
-        return MineEvents(on_start=self.start, on_verdict=self.verdict, on_skip=self.skip)
+        return MineEvents(
+            on_start=self.start, on_verdict=self.verdict, on_skip=self.skip, on_total=self.add
+        )
+
+    def add(self, count: int) -> None:
+        with self.lock:
+            self.total += count
 
     def start(self, commit: Commit) -> None:
-        self.show(f"verifying {commit.sha[:8]} {commit.subject[:60]}")
+        with self.lock:
+            self.started += 1
+            number = f"[{self.started}/{self.total}] " if self.total else ""
+        self.show(f"{number}verifying {commit.sha[:8]} {commit.subject[:60]}")
 
     def verdict(self, verdict: Verdict) -> None:
         self.clear()
@@ -246,7 +265,8 @@ def _print_rule_counts(counts: RuleCounts) -> None:
     say("  (`gitgauge mine --explain SHA` shows the decision for one commit)")
 
 
-def print_mine_summary(summary: MineSummary, store: Store) -> None:
+def print_mine_summary(summary: MineSummary, store: Store, *, last: int | None = None) -> None:
+    """The summary; with `last` (the commits asked for), advice when few tasks came out."""
     rejected = sum(summary.rejected.values())
     say("")
     say(f"commits scanned:   {summary.scanned}")
@@ -292,6 +312,9 @@ def print_mine_summary(summary: MineSummary, store: Store) -> None:
         or (summary.chains and summary.chains.tasks)
     ):
         say(f"tasks saved in {store.tasks_dir}/")
+    if last is not None:
+        for line in few_tasks_advice(summary, last=last):
+            say(line)
 
 
 def _print_chain_summary(chains: ChainSummary) -> None:

@@ -46,6 +46,12 @@ KIND_OPTION = typer.Option(
     "row per config and kind).",
     callback=_kind_option,
 )
+COMPARE_KIND_OPTION = typer.Option(
+    "--kind",
+    help="Compare on tasks of one kind only: fix, merge (needed when the runs hold both: a "
+    "paired comparison is over one measure).",
+    callback=_kind_option,
+)
 
 
 def _only_kind(runs: list[StoredRun], kind: str | None) -> list[StoredRun]:
@@ -158,7 +164,7 @@ def compare(
     output_format: Annotated[
         CompareFormat, typer.Option("--format", help="text, or json for scripts.")
     ] = CompareFormat.text,
-    kind: Annotated[str | None, KIND_OPTION] = None,
+    kind: Annotated[str | None, COMPARE_KIND_OPTION] = None,
 ) -> None:
     """Did B do better than A? Paired over the tasks both ran, with 95% intervals, a p-value and
     a one-sentence verdict that says when the difference could be chance."""

@@ -41,7 +41,12 @@ def run_agents(
         ),
     ] = None,
     task: Annotated[
-        str | None, typer.Option("--task", help="Run only this task id (default: every task).")
+        str | None,
+        typer.Option(
+            "--task",
+            help="Run only this task: its id, or a unique start of it such as the 8-character "
+            "sha `mine` prints (default: every task).",
+        ),
     ] = None,
     resume: Annotated[
         str | None,
@@ -235,12 +240,16 @@ class _RunProgress(StatusLine):
     def __init__(self, *, total: int) -> None:
         super().__init__()
         self.total = total
-        self.done = 0
+        self.started = 0
 
     def start(self, planned: PlannedConfig, task: Task) -> None:
-        self.show(f"[{self.done + 1}/{self.total}] running {planned.config.name} on {task.id[:60]}")
+        # Counted as pairs start: a worker starts the next pair before the last one's result
+        # is printed, so counting results put the counter one behind.
+        with self.lock:
+            self.started += 1
+            number = self.started
+        self.show(f"[{number}/{self.total}] running {planned.config.name} on {task.id[:60]}")
 
     def result(self, result: RunResult) -> None:
         self.clear()
-        self.done += 1
         say(describe_pair(result))

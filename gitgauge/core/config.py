@@ -8,6 +8,7 @@ closest known key as a suggestion).
 from __future__ import annotations
 
 import difflib
+from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -18,6 +19,9 @@ from gitgauge.core.errors import ConfigError
 from gitgauge.core.schema import AgentConfig, RepoConfig
 
 CONFIG_FILE = "gitgauge.yaml"
+BUILT_IN_CONFIGS = ("gold", "noop")
+"""Agent configs `-c` names without a file: the baselines take no settings. A file of that name
+wins; the text is the shipped example's (`examples/gold.yaml`, `examples/noop.yaml`)."""
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -31,7 +35,15 @@ def load_repo_config(repo_root: Path) -> RepoConfig:
 
 def load_agent_config(path: Path) -> AgentConfig:
     if not path.is_file():
-        raise ConfigError(f"{path}: agent config file not found (check the -c/--config path)")
+        if path.as_posix() in BUILT_IN_CONFIGS and not path.exists():
+            shipped = resources.files("gitgauge.examples").joinpath(f"{path.as_posix()}.yaml")
+            return parse_config_text(
+                shipped.read_text(encoding="utf-8"), AgentConfig, source=f"{path} (built in)"
+            )
+        raise ConfigError(
+            f"{path}: agent config file not found (check the -c/--config path; "
+            f"{' and '.join(f'-c {name}' for name in BUILT_IN_CONFIGS)} need no file)"
+        )
     return parse_config_file(path, AgentConfig)
 
 

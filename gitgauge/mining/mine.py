@@ -188,6 +188,8 @@ class MineEvents:
     on_start: Callable[[Commit], None] = lambda commit: None
     on_verdict: Callable[[Verdict], None] = lambda verdict: None
     on_skip: Callable[[Commit, str], None] = lambda commit, why: None
+    on_total: Callable[[int], None] = lambda count: None
+    """How many candidates are about to be verified (merges are added when they are known)."""
 
 
 def mine(
@@ -258,6 +260,7 @@ def mine(
         else:
             to_verify.append(candidate)
 
+    events.on_total(len(to_verify))
     mine_chains = config.mine.chains if with_chains is None else with_chains
     with CheckoutPool(owner_repository=repo.root) as pool:
         needs_sandbox = to_verify or merge_commits or (mine_chains and not dry_run)
@@ -431,6 +434,7 @@ def _mine_merges(
             events.on_skip(commit, f"merge candidate ({found.regions} conflict(s))")
         else:
             to_verify.append(found)
+    events.on_total(len(to_verify))
     verdicts = merges.verify_all(
         repo,
         config,

@@ -19,6 +19,7 @@ from gitgauge.core.errors import GitError, TaskError
 from gitgauge.core.git import Commit, Repository
 from gitgauge.core.records import Task
 from gitgauge.core.store import Store
+from gitgauge.core.task_ids import resolve_task_id
 
 # Re-exported: the `--rewrite-model` default the CLI offers, next to `Rewriter.create`.
 from gitgauge.mining.rewrite_backends import DEFAULT_MODEL as DEFAULT_MODEL
@@ -175,6 +176,8 @@ def _select(store: Store, task_id: str | None, *, warn: Warn) -> Iterator[Task]:
     if task_id is None:
         yield from store.load_tasks(warn=warn)
         return
+    on_disk = [path.stem for path in store.tasks_dir.glob("*.yaml")]
+    task_id = resolve_task_id(task_id, on_disk) or task_id
     path = store.task_path(task_id)
     if "/" in task_id or not path.is_file():
         raise TaskError(

@@ -76,6 +76,9 @@ def render_text(comparison: Comparison) -> str:
         "",
         c.verdict,
     ]
+    why = disagreement(paired)
+    if why:
+        lines.append(why)
     if c.solved is not None:
         lines += ["", *_solved_lines(c)]
     return "\n".join(lines)
@@ -95,6 +98,22 @@ def _solved_lines(c: Comparison) -> list[str]:
         f"  {c.name_b} - {c.name_a}: {points(interval.estimate or 0.0)} points [{level} "
         f"{points(interval.low)}, {points(interval.high)}], {paired.test}, {format_p(paired)}",
     ]
+
+
+def disagreement(paired: PairedComparison) -> str | None:
+    """One line when the interval excludes 0 and the verdict still says "could be chance": the
+    test decides, the interval is only the size (read side by side, they look contradictory)."""
+    interval = paired.difference
+    if paired.unlikely_chance or interval.estimate is None:
+        return None
+    if not (interval.low > 0 or interval.high < 0):
+        return None
+    return (
+        f"Why both: the {paired.test} test decides whether it could be chance "
+        # Three digits: p = 0.0525 must not read as "p = 0.05, not below 0.05".
+        f"(p = {paired.p_value:.3g}, not below {alpha_of(paired.confidence):g}); the interval is "
+        "shown for the size of the difference."
+    )
 
 
 def _attempts_note(c: Comparison) -> str:
@@ -134,10 +153,10 @@ def _mean_difference(mean: MeanDifference, level: str) -> list[str]:
     interval, estimate = paired.difference, paired.difference.estimate
     low = _amount(mean, interval.low, signed=True, unit=False)
     high = _amount(mean, interval.high, signed=True, unit=False)
-    return [
-        f"{_amount(mean, estimate, signed=True)} [{level} {low}, {high}]",
-        f"over {paired.n} task{'s' if paired.n != 1 else ''}",
-    ]
+    tasks = f"over {paired.n} task{'s' if paired.n != 1 else ''}"
+    if low == high:  # the same difference on every task: an interval would say nothing
+        return [_amount(mean, estimate, signed=True), f"{tasks}, the same on each"]
+    return [f"{_amount(mean, estimate, signed=True)} [{level} {low}, {high}]", tasks]
 
 
 def points(rate: float) -> str:

@@ -257,7 +257,7 @@ def _cells(row: ReportRow, *, pass_k: str | None) -> list[str]:
         "-" if row.regressed is None else str(row.regressed),
         _with_interval(row.avg_cost_usd, row.cost_interval, "${:.4f}", compact),
         _with_interval(row.avg_adapter_seconds, row.time_interval, "{:.1f}s", "{:.1f}".format),
-        _with_interval(row.avg_diff, row.diff_interval, "{:.1f}", "{:.1f}".format),
+        _with_interval(row.avg_diff, row.diff_interval, "{:.1f} lines", "{:.1f}".format),
         format_rate(row.resolve_rate),
     ]
     if pass_k is not None:
@@ -283,11 +283,13 @@ def percent(rate: float) -> str:
 def _with_interval(
     value: float | None, interval: Interval | None, point: str, bound: Callable[[float], str]
 ) -> str:
-    """`$0.3000 [0.18, 0.42]`, `200.0s [22.4, 548.0]`: the average, then its interval."""
+    """`$0.3000 [0.18, 0.42]`, `200.0s [22.4, 548.0]`: the average, then its interval; no
+    interval when it has no width at the precision shown (`0.0s`, not `0.0s [0.0, 0.0]`: a
+    column that did not vary)."""
     if value is None:
         return "-"
     text = point.format(value)
-    if interval is not None:
+    if interval is not None and bound(interval.low) != bound(interval.high):
         text += f" [{bound(interval.low)}, {bound(interval.high)}]"
     return text
 

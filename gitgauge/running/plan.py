@@ -22,6 +22,7 @@ from gitgauge.core.store import (
     Store,
     config_dir_name,
 )
+from gitgauge.core.task_ids import resolve_task_id
 from gitgauge.core.worktree import Warn
 from gitgauge.running import harness as harnesses
 from gitgauge.running.adapters.base import Adapter, create
@@ -126,6 +127,10 @@ def plan_run(
 
 def _select_tasks(repo: Repository, store: Store, task_id: str | None, *, warn: Warn) -> list[Task]:
     tasks = store.load_tasks(warn=warn)
+    if task_id is not None:
+        # A start of an id names the task, among usable ones and files that were skipped alike.
+        on_disk = [path.stem for path in store.tasks_dir.glob("*.yaml")]
+        task_id = resolve_task_id(task_id, [task.id for task in tasks] + on_disk) or task_id
     chosen = [task for task in tasks if task.id == task_id]
     well_formed = task_id is not None and any(
         pattern.fullmatch(task_id) for pattern in (TASK_ID, FIXTURE_TASK_ID)

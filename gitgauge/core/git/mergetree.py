@@ -64,6 +64,13 @@ MIN_GIT_VERSION = (2, 38)
 """`git merge-tree --write-tree` came with git 2.38."""
 
 
+def git_version(root: Path) -> str:
+    """`git version 2.43.0` as git prints it (`gitgauge doctor`), or what went wrong."""
+    result = process.run(["git", "--version"], cwd=root, tail_bytes=None)
+    said = result.stdout_tail.strip() or result.start_error or result.stderr_tail.strip()
+    return said.splitlines()[0] if said else f"git --version: exit {result.exit_code}"
+
+
 def check_git_version(root: Path) -> None:
     """Raise when git is too old to re-merge without a work tree."""
     result = process.run(["git", "--version"], cwd=root, tail_bytes=None)

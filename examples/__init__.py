@@ -1,0 +1,1 @@
+"""Sample agent configs; shipped inside the package as `gitgauge.examples`."""
