@@ -233,6 +233,10 @@ def test_mine_makes_two_tasks_per_chain_and_counts_every_skip(mined: Mined) -> N
         assert f"skipped, {reason}" in out, out
     assert "chain tasks:       6" in out
     # The merge splits its run and the addition ends its run: neither is a chain, or a skip.
+    repo = mined.built.repo
+    merge, added = mined.built.commits["merge"][2], mined.built.commits["added"][0]
+    assert "src/gamma.py" in repo.git("diff", "--name-only", f"{merge}^1", merge).split()
+    assert repo.git("diff", "--name-status", f"{added}^", added).split() == ["A", "src/delta.py"]
     for name in ("merge", "added"):
         assert not any(sha[:8] in out for sha in mined.built.commits[name]), name
 
@@ -402,6 +406,8 @@ def test_the_report_has_a_row_per_config_and_kind_with_checks_and_judge(mined: M
     assert rows[("gold", "commits")][2:6] == ["3/3", "18/18", "0/3", "0/6/0"]
     assert rows[("squash", "commits")][2:6] == ["3/3", "18/18", "3/3", "6/0/0"]
     assert rows[("noop", "rebase")][2:6] == ["0/3", "6/18", "-", "-"]
+    # Nothing in progress, no subjects alike, HEAD still on the parent: 3 of 6 hold.
+    assert rows[("noop", "commits")][2:6] == ["0/3", "9/18", "-", "-"]
     assert rows[("dropper", "rebase")][2:4] == ["0/3", "15/18"]
 
 
@@ -415,6 +421,30 @@ def test_report_tasks_shows_each_series_beside_the_original(mined: Mined) -> Non
     assert first.split()[:2] == ["Add", "zeta.double"]
     assert "Test doubling first" in first and "Do all of it at once" in first
     assert "(no series)" not in block  # noop's empty series is an empty column
+
+
+def test_the_html_page_shows_the_checks_the_judge_and_each_series_beside_the_original(
+    mined: Mined, tmp_path: Path
+) -> None:
+    page = tmp_path / "report.html"
+    written = run_gitgauge("report", "--html", str(page), cwd=mined.built.root)
+    assert written.returncode == 0, written.stderr
+    text = page.read_text(encoding="utf-8")
+    summary = text.split('<table class="summary">', 1)[1].split("</table>", 1)[0]
+    headers = re.findall(r"<th>(.*?)</th>", summary)
+    assert headers[:6] == ["CONFIG", "KIND", "RESOLVED", "CHECKS", "SOLVED", "WIN/TIE/LOSS"]
+    zeta = mined.tasks[("zeta", "commits")]
+    table = text.split(f'<h3 class="task">{zeta["id"]}</h3><table class="series">', 1)[1]
+    table = table.split("</table>", 1)[0]
+    columns = re.findall(r"<th>(.*?)</th>", table)
+    cells = [re.findall(r"<li>(.*?)</li>", cell) for cell in re.findall(r"<td>(.*?)</td>", table)]
+    shown = dict(zip(columns, cells, strict=True))
+    assert len(shown) == 1 + len(CONFIGS)  # the original, then each config's commits column
+    assert shown["original"] == zeta["chainSubjects"]
+    assert shown["gold (commits)"] == zeta["chainSubjects"]
+    assert shown["squash (commits)"] == ["Do all of it at once"]
+    assert shown["testsfirst (commits)"] == ["Test doubling first", "Then the code"]
+    assert shown["noop (commits)"] == []
 
 
 def test_compare_pairs_within_a_kind_on_the_checks_and_on_solved(
