@@ -45,6 +45,9 @@ class TaskKind(ABC):
     WIN/TIE/LOSS; `run` checks the judge's position bias once)."""
     rewritable: ClassVar[bool] = True
     """Whether `rewrite` may rewrite its prompts (a prompt gitgauge wrote itself needs none)."""
+    remote: ClassVar[bool] = True
+    """Whether its pairs can run on a remote executor's node (`--executor ray`), which holds a
+    history copy and the files shipped with the task, not the user's repository."""
 
     # -- what a workspace and its history hold -------------------------------------------------
 
