@@ -270,3 +270,40 @@ def test_a_chain_whose_commit_does_not_re_apply_is_counted_and_skipped(
     assert "skipped, a commit does not re-apply on its parent: 1" in mined.stdout, mined.stdout
     assert f"{chain[1][:8]}: " in mined.stdout and "invalid path 'sub/.git/x'" in mined.stdout
     assert not list((root / ".gitgauge" / "tasks").glob("*.yaml"))
+
+
+def test_mine_chains_in_gitgauge_yaml_and_no_chains_for_one_mine(
+    git_repo: GitRepo, tmp_path: Path
+) -> None:
+    git_repo.commit(
+        "Start",
+        files={
+            "src/a.py": "A = 0\n",
+            ".gitignore": ".gitgauge/\n",
+            "gitgauge.yaml": yaml.safe_dump(
+                {"testCommand": "true", "mine": {"chains": True}, "run": {"sandbox": "none"}}
+            ),
+        },
+    )
+    content = "A = 0\n"
+    for step in range(3):
+        content += f"A{step} = {step}\n"
+        git_repo.commit(f"Step {step}", files={"src/a.py": content})
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    tasks_dir = git_repo.root / ".gitgauge" / "tasks"
+
+    off = run_gitgauge("mine", "--no-chains", cwd=git_repo.root, env=env)
+    assert off.returncode == 0, off.stderr
+    assert "file-commit chains" not in off.stdout
+    assert not list(tasks_dir.glob("*.yaml"))
+
+    on = run_gitgauge("mine", cwd=git_repo.root, env=env)
+    assert on.returncode == 0, on.stderr
+    assert "file-commit chains: 1" in on.stdout, on.stdout
+    kinds = sorted(yaml.safe_load(path.read_text())["kind"] for path in tasks_dir.glob("*.yaml"))
+    assert kinds == ["commits", "rebase"]
+
+    again = run_gitgauge("mine", cwd=git_repo.root, env=env)
+    assert again.returncode == 0, again.stderr
+    assert "already mined:   1" in again.stdout, again.stdout
+    assert len(list(tasks_dir.glob("*.yaml"))) == 2
