@@ -594,3 +594,61 @@ def test_a_remote_executor_refuses_commit_history_tasks(
         "repository: run them with --executor local"
     ) in run.stderr
     assert (sorted(runs.iterdir()) if runs.exists() else []) == before  # nothing was started
+
+
+def test_with_the_full_history_both_workspaces_start_on_the_chain_not_on_your_main(
+    tmp_path: Path,
+) -> None:
+    """`run.history: full` gives the agent your branches too, your `main` among them (its tip
+    is past the chain here): the workspace's own `main` still starts where the kind says."""
+    with isolated(tmp_path):
+        root = tmp_path / "repo"
+        root.mkdir()
+        repo = GitRepo(root)
+        repo.git("init", "-q", "-b", "main")
+        parent = repo.commit(
+            "Start",
+            files={
+                "a.py": "A = 0\n",
+                ".gitignore": ".gitgauge/\n",
+                "gitgauge.yaml": "testCommand: 'true'\nrun:\n  history: full\n",
+            },
+        )
+        content = "A = 0\n"
+        chain = []
+        for step in range(3):
+            content += f"A{step} = {step}\n"
+            chain.append(repo.commit(f"Alpha step {step}", files={"a.py": content}))
+        tip = repo.commit("Later work", files={"b.txt": "b\n"})
+        mined = run_gitgauge("mine", "--chains", cwd=root)
+        assert mined.returncode == 0, mined.stderr
+        configs = tmp_path / "configs"
+        configs.mkdir()
+        args: list[str] = []
+        for name in ("gold", "noop", "probe", "squash"):
+            (configs / f"{name}.yaml").write_text(yaml.safe_dump({"name": name, **CONFIGS[name]}))
+            args += ["-c", str(configs / f"{name}.yaml")]
+        journal = tmp_path / "journal"
+        journal.mkdir()
+        env = dict(os.environ, CHAIN_JOURNAL=str(journal))
+        run = run_gitgauge("run", "--sandbox", "none", *args, cwd=root, env=env)
+        assert run.returncode == 0, run.stderr
+    tasks = {
+        record["kind"]: record
+        for record in (yaml.safe_load(p.read_text()) for p in (root / ".gitgauge/tasks").iterdir())
+    }
+    assert tasks["rebase"]["chain"] == tasks["commits"]["chain"] == chain
+    (run_dir,) = (root / ".gitgauge" / "runs").iterdir()
+    results = {
+        (record["config"], record["kind"]): record
+        for record in (json.loads(p.read_text()) for p in run_dir.glob("results/*/*.json"))
+    }
+    for kind in ("rebase", "commits"):
+        assert results[("gold", kind)]["status"] == "resolved", results[("gold", kind)]
+        assert results[("squash", kind)]["status"] == "resolved", results[("squash", kind)]
+        assert results[("noop", kind)]["status"] == "unresolved"
+        seen = (journal / f"{tasks[kind]['id']}.txt").read_text()
+        head = seen.split("HEAD\n", 1)[1].split("TODO\n", 1)[0].split()
+        attached = "detached" if kind == "rebase" else "refs/heads/main"
+        assert head == [parent, attached], (kind, seen)
+        assert tip in seen.split("LOG\n", 1)[1]  # the full history: your main is there too
