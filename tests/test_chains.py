@@ -21,6 +21,7 @@ from chain_helpers import ChainRepo, build_chain_repo
 from conftest import GitRepo, run_gitgauge
 from fake_anthropic import FakeAnthropic, RecordedRequest
 from fake_anthropic import serve as serve_anthropic
+from fake_claude import envelope_fixture, fake_claude_env, read_records
 from mine_helpers import isolated
 from test_rewrite import path_without_claude
 
@@ -83,6 +84,11 @@ BLOCK = re.compile(
 
 def series_blocks(request: RecordedRequest) -> tuple[str, str]:
     found = {name: text for name, _, text in BLOCK.findall(request.text)}
+    return found["a"], found["b"]
+
+
+def series_blocks_text(text: str) -> tuple[str, str]:
+    found = {name: shown for name, _, shown in BLOCK.findall(text)}
     return found["a"], found["b"]
 
 
@@ -652,3 +658,48 @@ def test_with_the_full_history_both_workspaces_start_on_the_chain_not_on_your_ma
         attached = "detached" if kind == "rebase" else "refs/heads/main"
         assert head == [parent, attached], (kind, seen)
         assert tip in seen.split("LOG\n", 1)[1]  # the full history: your main is there too
+
+
+def test_without_an_api_key_the_judge_is_the_claude_cli(
+    judge_repo: ChainRepo, tmp_path: Path
+) -> None:
+    """The second backend of prompt rewriting (a fake `claude` here: `fake_claude.py`), fed the
+    request on stdin, with no tools and an empty working directory."""
+    root = judge_repo.root
+    (zeta,) = [p.stem for p in (root / ".gitgauge" / "tasks").glob("*-commits-document-*.yaml")]
+    config = tmp_path / "squash.yaml"
+    config.write_text(yaml.safe_dump({"name": "squash", "adapter": "script", "command": SQUASH}))
+    claude = fake_claude_env(tmp_path, {"result": "Neither reads better.\nVERDICT: TIE"})
+    env = {key: value for key, value in os.environ.items() if key != "ANTHROPIC_API_KEY"}
+    env.update(claude)
+    run = run_gitgauge(
+        "run", "--sandbox", "none", "--task", zeta, "-c", str(config), "--judge",
+        "--judge-model", "sonnet", cwd=root, env=env,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    run_dir = max((root / ".gitgauge" / "runs").iterdir())
+    result = json.loads((run_dir / "results" / "squash" / f"{zeta}.json").read_text())
+    manifest = json.loads((run_dir / "run.json").read_text())
+    assert (result["judgeAsFirst"], result["judgeAsSecond"], result["solved"]) == (
+        "tie",
+        "tie",
+        False,
+    )
+    assert manifest["judgeCheck"]["backend"] == "claude-cli"
+    cost = envelope_fixture()["total_cost_usd"]
+    assert result["judgeCostUsd"] == pytest.approx(2 * cost)
+    records = read_records(claude)
+    assert len(records) == 4  # the position check's two orders, then the pair's two
+    for record in records:
+        assert record["argv"][:5] == [
+            "-p",
+            "--output-format",
+            "json",
+            "--model",
+            "claude-sonnet-5-5",
+        ]
+        assert record["argv"][6] == "" and record["cwdEntries"] == []
+        assert "<untrusted-series-a-" in record["stdin"] and "VERDICT: TIE" in record["stdin"]
+    first, second = (series_blocks_text(record["stdin"]) for record in records[2:])
+    assert first == (second[1], second[0]) and first[0] != first[1]  # swapped between orders
+    assert series_blocks_text(records[0]["stdin"]) == series_blocks_text(records[1]["stdin"])
