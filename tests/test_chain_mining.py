@@ -297,6 +297,11 @@ def test_mine_chains_in_gitgauge_yaml_and_no_chains_for_one_mine(
     assert "file-commit chains" not in off.stdout
     assert not list(tasks_dir.glob("*.yaml"))
 
+    dry = run_gitgauge("mine", "--dry-run", cwd=git_repo.root, env=env)
+    assert dry.returncode == 0, dry.stderr
+    assert "chain candidate (3 commits on src/a.py, purity 1.00)" in dry.stdout, dry.stdout
+    assert not list(tasks_dir.glob("*.yaml"))
+
     on = run_gitgauge("mine", cwd=git_repo.root, env=env)
     assert on.returncode == 0, on.stderr
     assert "file-commit chains: 1" in on.stdout, on.stdout
