@@ -6,7 +6,7 @@ commit-history task tests (`mine --chains`, `kind: rebase`, `kind: commits`).
 | scenario | commits                                               | expected                   |
 | -------- | ----------------------------------------------------- | -------------------------- |
 | long     | 8 commits modifying src/alpha.py (one also beta.py)   | one chain: the newest 6    |
-| merge    | 2 on src/gamma.py, a merge, 2 more                    | nothing (the merge splits) |
+| merge    | 2 on src/gamma.py, a merge that changes it, 2 more    | nothing (the merge splits) |
 | added    | src/delta.py added, then modified twice               | nothing (the add ends it)  |
 | markdown | 3 commits on docs/guide.md                            | skipped (Markdown only)    |
 | subjects | 3 on src/eps.py, two subjects alike                   | skipped (same subjects)    |
@@ -108,8 +108,11 @@ def build_chain_repo(root: Path) -> ChainRepo:
         built.commits["merge"].append(
             repo.commit(f"Gamma step {step}", files={"src/gamma.py": gamma})
         )
+    # The side branch changes gamma.py too, so the merge itself modifies it against its first
+    # parent: only the rule "none a merge" splits the five.
+    gamma += "GS = 0\n"
     repo.git("checkout", "-q", "-b", "side")
-    repo.commit("Side work", files={"side.txt": "side\n"})
+    repo.commit("Side work", files={"side.txt": "side\n", "src/gamma.py": gamma})
     repo.git("checkout", "-q", "main")
     repo._tick += 1
     stamp = f"2024-01-01T05:{repo._tick % 60:02d}:00+00:00"

@@ -520,6 +520,21 @@ POISONED_TASKS: list[tuple[str, str, dict[str, Any]]] = [
         {"kind": "merge", "other": "{fix}", "merge": "{fix}", "conflictFiles": ["../../../victim"]},
     ),
     ("deadbeef-option-as-base", "base", {"base": "--output=../../../victim"}),
+    (
+        "deadbeef-option-in-chain",
+        "chain.1",
+        {"kind": "commits", "chain": ["{fix}", "--output=../../../victim"], "chainParent": "{fix}"},
+    ),
+    (
+        "deadbeef-option-as-chain-parent",
+        "chainParent",
+        {"kind": "commits", "chain": ["{fix}"], "chainParent": "--output=../../../victim"},
+    ),
+    (
+        "deadbeef-chain-file-out",
+        "file",
+        {"kind": "rebase", "chain": ["{fix}"], "chainParent": "{fix}", "file": "../../../victim"},
+    ),
     # Written outside .gitgauge/: results/gold/<id>.json and logs/gold/<id>/ six levels up.
     ("deadbeef-escaping-id", "id", {"id": "../../../../../../x"}),
     ("deadbeef-not-its-name", "id", {"id": "{real_id}"}),

@@ -205,3 +205,110 @@ def test_mined_chains_equal_a_brute_force_reading_of_the_rule(seed: int, tmp_pat
     assert by_kind["rebase"] == by_kind["commits"] == sorted(expected)
     assert f"file-commit chains: {len(expected)}" in mined.stdout
     assert "skipped, " not in mined.stdout.split("first-parent commits:", 1)[1]
+
+
+def _plumb(root: Path, *args: str, stdin: str = "") -> str:
+    """A git plumbing command fed `stdin`, with a fixed identity and date."""
+    stamp = "2024-01-01T00:00:00+00:00"
+    env = dict(
+        os.environ,
+        GIT_AUTHOR_NAME="Gen",
+        GIT_AUTHOR_EMAIL="gen@example.invalid",
+        GIT_COMMITTER_NAME="Gen",
+        GIT_COMMITTER_EMAIL="gen@example.invalid",
+        GIT_AUTHOR_DATE=stamp,
+        GIT_COMMITTER_DATE=stamp,
+    )
+    done = subprocess.run(
+        ["git", *args], cwd=root, input=stdin, env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def test_a_chain_whose_commit_does_not_re_apply_is_counted_and_skipped(
+    git_repo: GitRepo, tmp_path: Path
+) -> None:
+    """The middle commit of a three-commit chain on src/a.py also adds `sub/.git/x`, a path
+    `git apply` refuses: re-applied on its parent it cannot give its own tree. Written with
+    `git mktree`, since no work tree can hold such a path."""
+    root = git_repo.root
+    base = git_repo.commit(
+        "Start", files={"src/a.py": "A = 0\n", "gitgauge.yaml": "testCommand: 'true'\n"}
+    )
+    config = _plumb(root, "rev-parse", f"{base}:gitgauge.yaml")
+
+    def blob(text: str) -> str:
+        return _plumb(root, "hash-object", "-w", "--stdin", stdin=text)
+
+    def tree(entries: str) -> str:
+        return _plumb(root, "mktree", stdin=entries)
+
+    stray = blob("not a git file\n")
+    inner = tree(f"100644 blob {stray}\tx\n")
+    dotgit = tree(f"040000 tree {inner}\t.git\n")
+    parent = base
+    content = "A = 0\n"
+    chain = []
+    for step in range(3):
+        content += f"A{step} = {step}\n"
+        src = tree(f"100644 blob {blob(content)}\ta.py\n")
+        entries = f"100644 blob {config}\tgitgauge.yaml\n040000 tree {src}\tsrc\n"
+        if step >= 1:
+            entries += f"040000 tree {dotgit}\tsub\n"
+        commit = _plumb(root, "commit-tree", tree(entries), "-p", parent, "-m", f"Step {step}")
+        chain.append(commit)
+        parent = commit
+    _plumb(root, "update-ref", "refs/heads/main", parent)
+    # Only `mine` reads the history: nothing checks such a tree out.
+    (root / ".git" / "info" / "exclude").write_text(".gitgauge/\n")
+
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    mined = run_gitgauge("mine", "--chains", "--last", "4", cwd=root, env=env)
+
+    assert mined.returncode == 0, mined.stderr
+    assert "file-commit chains: 1" in mined.stdout, mined.stdout
+    assert "skipped, a commit does not re-apply on its parent: 1" in mined.stdout, mined.stdout
+    assert f"{chain[1][:8]}: " in mined.stdout and "invalid path 'sub/.git/x'" in mined.stdout
+    assert not list((root / ".gitgauge" / "tasks").glob("*.yaml"))
+
+
+def test_mine_chains_in_gitgauge_yaml_and_no_chains_for_one_mine(
+    git_repo: GitRepo, tmp_path: Path
+) -> None:
+    git_repo.commit(
+        "Start",
+        files={
+            "src/a.py": "A = 0\n",
+            ".gitignore": ".gitgauge/\n",
+            "gitgauge.yaml": yaml.safe_dump(
+                {"testCommand": "true", "mine": {"chains": True}, "run": {"sandbox": "none"}}
+            ),
+        },
+    )
+    content = "A = 0\n"
+    for step in range(3):
+        content += f"A{step} = {step}\n"
+        git_repo.commit(f"Step {step}", files={"src/a.py": content})
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    tasks_dir = git_repo.root / ".gitgauge" / "tasks"
+
+    off = run_gitgauge("mine", "--no-chains", cwd=git_repo.root, env=env)
+    assert off.returncode == 0, off.stderr
+    assert "file-commit chains" not in off.stdout
+    assert not list(tasks_dir.glob("*.yaml"))
+
+    dry = run_gitgauge("mine", "--dry-run", cwd=git_repo.root, env=env)
+    assert dry.returncode == 0, dry.stderr
+    assert "chain candidate (3 commits on src/a.py, purity 1.00)" in dry.stdout, dry.stdout
+    assert not list(tasks_dir.glob("*.yaml"))
+
+    on = run_gitgauge("mine", cwd=git_repo.root, env=env)
+    assert on.returncode == 0, on.stderr
+    assert "file-commit chains: 1" in on.stdout, on.stdout
+    kinds = sorted(yaml.safe_load(path.read_text())["kind"] for path in tasks_dir.glob("*.yaml"))
+    assert kinds == ["commits", "rebase"]
+
+    again = run_gitgauge("mine", cwd=git_repo.root, env=env)
+    assert again.returncode == 0, again.stderr
+    assert "already mined:   1" in again.stdout, again.stdout
+    assert len(list(tasks_dir.glob("*.yaml"))) == 2

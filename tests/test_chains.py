@@ -21,6 +21,7 @@ from chain_helpers import ChainRepo, build_chain_repo
 from conftest import GitRepo, run_gitgauge
 from fake_anthropic import FakeAnthropic, RecordedRequest
 from fake_anthropic import serve as serve_anthropic
+from fake_claude import envelope_fixture, fake_claude_env, read_records
 from mine_helpers import isolated
 from test_rewrite import path_without_claude
 
@@ -83,6 +84,11 @@ BLOCK = re.compile(
 
 def series_blocks(request: RecordedRequest) -> tuple[str, str]:
     found = {name: text for name, _, text in BLOCK.findall(request.text)}
+    return found["a"], found["b"]
+
+
+def series_blocks_text(text: str) -> tuple[str, str]:
+    found = {name: shown for name, _, shown in BLOCK.findall(text)}
     return found["a"], found["b"]
 
 
@@ -233,6 +239,10 @@ def test_mine_makes_two_tasks_per_chain_and_counts_every_skip(mined: Mined) -> N
         assert f"skipped, {reason}" in out, out
     assert "chain tasks:       6" in out
     # The merge splits its run and the addition ends its run: neither is a chain, or a skip.
+    repo = mined.built.repo
+    merge, added = mined.built.commits["merge"][2], mined.built.commits["added"][0]
+    assert "src/gamma.py" in repo.git("diff", "--name-only", f"{merge}^1", merge).split()
+    assert repo.git("diff", "--name-status", f"{added}^", added).split() == ["A", "src/delta.py"]
     for name in ("merge", "added"):
         assert not any(sha[:8] in out for sha in mined.built.commits[name]), name
 
@@ -402,6 +412,8 @@ def test_the_report_has_a_row_per_config_and_kind_with_checks_and_judge(mined: M
     assert rows[("gold", "commits")][2:6] == ["3/3", "18/18", "0/3", "0/6/0"]
     assert rows[("squash", "commits")][2:6] == ["3/3", "18/18", "3/3", "6/0/0"]
     assert rows[("noop", "rebase")][2:6] == ["0/3", "6/18", "-", "-"]
+    # Nothing in progress, no subjects alike, HEAD still on the parent: 3 of 6 hold.
+    assert rows[("noop", "commits")][2:6] == ["0/3", "9/18", "-", "-"]
     assert rows[("dropper", "rebase")][2:4] == ["0/3", "15/18"]
 
 
@@ -415,6 +427,30 @@ def test_report_tasks_shows_each_series_beside_the_original(mined: Mined) -> Non
     assert first.split()[:2] == ["Add", "zeta.double"]
     assert "Test doubling first" in first and "Do all of it at once" in first
     assert "(no series)" not in block  # noop's empty series is an empty column
+
+
+def test_the_html_page_shows_the_checks_the_judge_and_each_series_beside_the_original(
+    mined: Mined, tmp_path: Path
+) -> None:
+    page = tmp_path / "report.html"
+    written = run_gitgauge("report", "--html", str(page), cwd=mined.built.root)
+    assert written.returncode == 0, written.stderr
+    text = page.read_text(encoding="utf-8")
+    summary = text.split('<table class="summary">', 1)[1].split("</table>", 1)[0]
+    headers = re.findall(r"<th>(.*?)</th>", summary)
+    assert headers[:6] == ["CONFIG", "KIND", "RESOLVED", "CHECKS", "SOLVED", "WIN/TIE/LOSS"]
+    zeta = mined.tasks[("zeta", "commits")]
+    table = text.split(f'<h3 class="task">{zeta["id"]}</h3><table class="series">', 1)[1]
+    table = table.split("</table>", 1)[0]
+    columns = re.findall(r"<th>(.*?)</th>", table)
+    cells = [re.findall(r"<li>(.*?)</li>", cell) for cell in re.findall(r"<td>(.*?)</td>", table)]
+    shown = dict(zip(columns, cells, strict=True))
+    assert len(shown) == 1 + len(CONFIGS)  # the original, then each config's commits column
+    assert shown["original"] == zeta["chainSubjects"]
+    assert shown["gold (commits)"] == zeta["chainSubjects"]
+    assert shown["squash (commits)"] == ["Do all of it at once"]
+    assert shown["testsfirst (commits)"] == ["Test doubling first", "Then the code"]
+    assert shown["noop (commits)"] == []
 
 
 def test_compare_pairs_within_a_kind_on_the_checks_and_on_solved(
@@ -548,3 +584,122 @@ def test_the_judge_model_flag_needs_the_judge(judge_repo: ChainRepo, tmp_path: P
     run = run_gitgauge("run", "--judge-model", "opus", "-c", str(config), cwd=judge_repo.root)
     assert run.returncode == 2
     assert "--judge-model goes with --judge (or chains.judge: true)" in run.stderr
+
+
+def test_a_remote_executor_refuses_commit_history_tasks(
+    judge_repo: ChainRepo, tmp_path: Path
+) -> None:
+    config = tmp_path / "gold.yaml"
+    config.write_text("name: gold\nadapter: gold\n")
+    runs = judge_repo.root / ".gitgauge" / "runs"
+    before = sorted(runs.iterdir()) if runs.exists() else []
+    run = run_gitgauge("run", "--executor", "ray", "-c", str(config), cwd=judge_repo.root)
+    assert run.returncode == 2, run.stderr
+    assert (
+        "--executor ray (or run.executor) cannot run commits and rebase tasks, which need this "
+        "repository: run them with --executor local"
+    ) in run.stderr
+    assert (sorted(runs.iterdir()) if runs.exists() else []) == before  # nothing was started
+
+
+def test_with_the_full_history_both_workspaces_start_on_the_chain_not_on_your_main(
+    tmp_path: Path,
+) -> None:
+    """`run.history: full` gives the agent your branches too, your `main` among them (its tip
+    is past the chain here): the workspace's own `main` still starts where the kind says."""
+    with isolated(tmp_path):
+        root = tmp_path / "repo"
+        root.mkdir()
+        repo = GitRepo(root)
+        repo.git("init", "-q", "-b", "main")
+        parent = repo.commit(
+            "Start",
+            files={
+                "a.py": "A = 0\n",
+                ".gitignore": ".gitgauge/\n",
+                "gitgauge.yaml": "testCommand: 'true'\nrun:\n  history: full\n",
+            },
+        )
+        content = "A = 0\n"
+        chain = []
+        for step in range(3):
+            content += f"A{step} = {step}\n"
+            chain.append(repo.commit(f"Alpha step {step}", files={"a.py": content}))
+        tip = repo.commit("Later work", files={"b.txt": "b\n"})
+        mined = run_gitgauge("mine", "--chains", cwd=root)
+        assert mined.returncode == 0, mined.stderr
+        configs = tmp_path / "configs"
+        configs.mkdir()
+        args: list[str] = []
+        for name in ("gold", "noop", "probe", "squash"):
+            (configs / f"{name}.yaml").write_text(yaml.safe_dump({"name": name, **CONFIGS[name]}))
+            args += ["-c", str(configs / f"{name}.yaml")]
+        journal = tmp_path / "journal"
+        journal.mkdir()
+        env = dict(os.environ, CHAIN_JOURNAL=str(journal))
+        run = run_gitgauge("run", "--sandbox", "none", *args, cwd=root, env=env)
+        assert run.returncode == 0, run.stderr
+    tasks = {
+        record["kind"]: record
+        for record in (yaml.safe_load(p.read_text()) for p in (root / ".gitgauge/tasks").iterdir())
+    }
+    assert tasks["rebase"]["chain"] == tasks["commits"]["chain"] == chain
+    (run_dir,) = (root / ".gitgauge" / "runs").iterdir()
+    results = {
+        (record["config"], record["kind"]): record
+        for record in (json.loads(p.read_text()) for p in run_dir.glob("results/*/*.json"))
+    }
+    for kind in ("rebase", "commits"):
+        assert results[("gold", kind)]["status"] == "resolved", results[("gold", kind)]
+        assert results[("squash", kind)]["status"] == "resolved", results[("squash", kind)]
+        assert results[("noop", kind)]["status"] == "unresolved"
+        seen = (journal / f"{tasks[kind]['id']}.txt").read_text()
+        head = seen.split("HEAD\n", 1)[1].split("TODO\n", 1)[0].split()
+        attached = "detached" if kind == "rebase" else "refs/heads/main"
+        assert head == [parent, attached], (kind, seen)
+        assert tip in seen.split("LOG\n", 1)[1]  # the full history: your main is there too
+
+
+def test_without_an_api_key_the_judge_is_the_claude_cli(
+    judge_repo: ChainRepo, tmp_path: Path
+) -> None:
+    """The second backend of prompt rewriting (a fake `claude` here: `fake_claude.py`), fed the
+    request on stdin, with no tools and an empty working directory."""
+    root = judge_repo.root
+    (zeta,) = [p.stem for p in (root / ".gitgauge" / "tasks").glob("*-commits-document-*.yaml")]
+    config = tmp_path / "squash.yaml"
+    config.write_text(yaml.safe_dump({"name": "squash", "adapter": "script", "command": SQUASH}))
+    claude = fake_claude_env(tmp_path, {"result": "Neither reads better.\nVERDICT: TIE"})
+    env = {key: value for key, value in os.environ.items() if key != "ANTHROPIC_API_KEY"}
+    env.update(claude)
+    run = run_gitgauge(
+        "run", "--sandbox", "none", "--task", zeta, "-c", str(config), "--judge",
+        "--judge-model", "sonnet", cwd=root, env=env,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    run_dir = max((root / ".gitgauge" / "runs").iterdir())
+    result = json.loads((run_dir / "results" / "squash" / f"{zeta}.json").read_text())
+    manifest = json.loads((run_dir / "run.json").read_text())
+    assert (result["judgeAsFirst"], result["judgeAsSecond"], result["solved"]) == (
+        "tie",
+        "tie",
+        False,
+    )
+    assert manifest["judgeCheck"]["backend"] == "claude-cli"
+    cost = envelope_fixture()["total_cost_usd"]
+    assert result["judgeCostUsd"] == pytest.approx(2 * cost)
+    records = read_records(claude)
+    assert len(records) == 4  # the position check's two orders, then the pair's two
+    for record in records:
+        assert record["argv"][:5] == [
+            "-p",
+            "--output-format",
+            "json",
+            "--model",
+            "claude-sonnet-5-5",
+        ]
+        assert record["argv"][6] == "" and record["cwdEntries"] == []
+        assert "<untrusted-series-a-" in record["stdin"] and "VERDICT: TIE" in record["stdin"]
+    first, second = (series_blocks_text(record["stdin"]) for record in records[2:])
+    assert first == (second[1], second[0]) and first[0] != first[1]  # swapped between orders
+    assert series_blocks_text(records[0]["stdin"]) == series_blocks_text(records[1]["stdin"])

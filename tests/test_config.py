@@ -131,6 +131,16 @@ def test_defaults() -> None:
         900_000,
     )
     assert config.worktree.link == []
+    assert (config.mine.chains, config.mine.chainLength, config.mine.chainPurity) == (
+        False,
+        [3, 6],
+        0.5,
+    )
+    assert (config.chains.testEachCommit, config.chains.judge, config.chains.judgeModel) == (
+        False,
+        False,
+        "haiku",
+    )
 
 
 def test_every_key_as_the_spec_writes_it(tmp_path: Path) -> None:
@@ -165,7 +175,11 @@ def test_the_example_file_documents_and_sets_every_key() -> None:
         "nonFixTypes",
         "merges",
         "maxConflicts",
+        "chains",
+        "chainLength",
+        "chainPurity",
     }
+    assert set(raw["chains"]) == {"testEachCommit", "judge", "judgeModel"}
     assert set(raw["tests"]) == {"junit", "patterns"}
     assert set(raw["timeouts"]) == {"test", "setup", "adapter"}
     assert set(raw["worktree"]) == {"link"}
@@ -189,6 +203,14 @@ def test_the_example_file_documents_and_sets_every_key() -> None:
         ("testCommand: x\nworktree:\n  link: [/abs/path]\n", ["worktree.link", "relative"]),
         ("testCommand: x\nworktree:\n  link: [../outside]\n", ["worktree.link", "relative"]),
         ("testCommand: x\nworktree:\n  lnk: [a]\n", ["worktree.lnk", "did you mean 'link'"]),
+        ("testCommand: x\nmine:\n  chainLength: [1, 6]\n", ["mine.chainLength", "[3, 6]"]),
+        ("testCommand: x\nmine:\n  chainLength: [6, 3]\n", ["mine.chainLength", "shortest"]),
+        ("testCommand: x\nmine:\n  chainLength: [3]\n", ["mine.chainLength"]),
+        ("testCommand: x\nmine:\n  chainLength: [3, 21]\n", ["mine.chainLength", "20"]),
+        ("testCommand: x\nmine:\n  chainPurity: 1.5\n", ["mine.chainPurity"]),
+        ("testCommand: x\nchains:\n  judge: 'yes'\n", ["chains.judge"]),
+        ("testCommand: x\nchains:\n  judgeModel: ''\n", ["chains.judgeModel"]),
+        ("testCommand: x\nchains:\n  testEach: true\n", ["did you mean 'testEachCommit'"]),
         ("- testCommand: x\n", ["mapping", "list"]),
         ("just some text\n", ["mapping"]),
         ("? [a, b]\n: c\n", []),

@@ -56,6 +56,9 @@ class TaskKind(ABC):
     task_id: ClassVar[re.Pattern[str]] = TASK_ID
     """The ids its tasks may have (an id becomes file and folder names)."""
     task_id_max_length: ClassVar[int] = TASK_ID_MAX_LENGTH
+    remote: ClassVar[bool] = True
+    """Whether its pairs can run on a remote executor's node (`--executor ray`), which holds a
+    history copy and the files shipped with the task, not the user's repository."""
 
     def task_problem(self, task: Task) -> str | None:
         """`key: why` for a field of a task file of this kind that cannot be used, beyond the

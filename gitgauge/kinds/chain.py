@@ -57,6 +57,9 @@ class ChainKind(TaskKind):
     draft = ChainResultDraft
     judged = True
     rewritable = False
+    # A pair reads the chain's commits (gold, the original series for the judge, the newest
+    # tree for a commits workspace) from the user's repository, which a node does not have.
+    remote = False
 
     def gold_paths(self, repo: Repository, task: Task) -> list[str]:
         """Every path a commit of the chain changes (both sides of renames)."""

@@ -318,6 +318,14 @@ def plan_whole_run(
         origin = ResumeFrom(manifest.runId, manifest, retry_errors=retry_errors)
     else:
         plan = plan_run(repo, store, config_files, task_id=task_id, warn=warn)
+    if config.run.executor != "local":
+        local_only = sorted({task.kind for task in plan.tasks if not kinds.get(task.kind).remote})
+        if local_only:
+            raise UsageError(
+                f"--executor {config.run.executor} (or run.executor) cannot run "
+                f"{' and '.join(local_only)} tasks, which need this repository: run them with "
+                "--executor local (pass --task to pick others)"
+            )
     mode = config.run.sandbox
     box: Sandbox | None = None
     if config.run.executor == "local":

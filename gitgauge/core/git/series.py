@@ -209,8 +209,16 @@ def replay_problem(repo: Repository, parent: str, commit: str) -> str | None:
 
 
 def attach_head(agent_dir: Path, branch: str = CHAIN_BRANCH) -> None:
-    """HEAD on `branch` (which `agent_repository` put at the checkout's commit), as a developer's
-    checkout has it: a reset, a rebase and new commits then move the branch."""
+    """HEAD on `branch` at the commit `agent_repository` detached it at (the checkout's), as a
+    developer's checkout has it: a reset, a rebase and new commits then move the branch. The
+    branch is a loose ref: with `run.history: full` the packed refs also hold the user's own
+    branches, and git reads the last of two packed `refs/heads/main`; a loose one wins."""
+    head = (agent_dir / "HEAD").read_text(encoding="utf-8").strip()
+    if not _HEX40.fullmatch(head):
+        raise GitError(f"{agent_dir / 'HEAD'} is not a detached HEAD ({head[:60]!r})")
+    ref = agent_dir / "refs" / "heads" / branch
+    ref.parent.mkdir(parents=True, exist_ok=True)
+    ref.write_text(f"{head}\n", encoding="utf-8")
     (agent_dir / "HEAD").write_text(f"ref: refs/heads/{branch}\n", encoding="utf-8")
 
 
