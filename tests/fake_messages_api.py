@@ -50,6 +50,26 @@ class Rule:
 
 
 @dataclass(frozen=True)
+class Reply:
+    """When any request (the agent loop's or not) contains `needle`: answer `text` at once and
+    end the turn (a judge's score, a text-mode answer that becomes the CLI's `result`)."""
+
+    needle: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Act:
+    """When a request of the agent loop contains `needle`: run each of `commands` with the
+    `Bash` tool, one per step (`{cwd}` is the CLI's working directory), then end the turn
+    saying `answer`."""
+
+    needle: str
+    commands: tuple[str, ...]
+    answer: str = "Done."
+
+
+@dataclass(frozen=True)
 class RecordedRequest:
     method: str
     path: str
@@ -129,6 +149,8 @@ class FakeMessagesApi:
 
     def __init__(self) -> None:
         self.rules: list[Rule] = []
+        self.replies: list[Reply] = []
+        self.acts: list[Act] = []
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._ids = 0
@@ -180,9 +202,20 @@ class FakeMessagesApi:
 
     def content_for(self, request: RecordedRequest) -> tuple[list[dict[str, Any]], str]:
         """The answer's content blocks and stop reason."""
+        text = request.text
+        reply = next((reply for reply in self.replies if reply.needle in text), None)
+        if reply is not None and request.is_messages:
+            return [{"type": "text", "text": reply.text}], "end_turn"
         if not request.is_agent_loop:
             return [{"type": "text", "text": PLAIN_ANSWER}], "end_turn"
-        text = request.text
+        act = next((act for act in self.acts if act.needle in text), None)
+        if act is not None and request.working_directory is not None:
+            step = request.tool_results
+            if step >= len(act.commands):
+                return [{"type": "text", "text": act.answer}], "end_turn"
+            command = act.commands[step].replace("{cwd}", request.working_directory)
+            call = {"name": "Bash", "input": {"command": command, "description": "run git"}}
+            return [{"type": "tool_use", "id": f"toolu_fake{self._next_id()}", **call}], "tool_use"
         rule = next((rule for rule in self.rules if rule.needle in text), None)
         cwd = request.working_directory
         if rule is None or cwd is None:
