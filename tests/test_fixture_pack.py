@@ -1,0 +1,242 @@
+"""GitBench-format fixture packs end to end, through the real CLI: `gitgauge import gitbench` of
+the sample pack (`examples/fixtures/`, plus one fixture gitgauge cannot score), then `gitgauge
+run` in agent mode and in text mode with gold, noop, a script that answers wrong and one that
+does three fixtures' work itself, then `gitgauge report --by benchmark`.
+
+The `llm_judge` fixture is judged by the loopback fake Messages API (the judge's SDK backend),
+so every fixture of the pack is scored. Runs use the sandbox when bwrap is there (`auto`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import run_gitgauge
+from fake_messages_api import Reply, serve
+from mine_helpers import isolated, new_repo
+
+SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "fixtures"
+
+WRONG_ANSWER = "rm -f keep.txt"
+"""Wrong for every fixture; done (agent mode) or executed (text mode), it also breaks the one
+fixture whose assertions hold untouched (config/g002 keeps keep.txt)."""
+WRONG = f'{WRONG_ANSWER}; echo "{WRONG_ANSWER}" > "$GITGAUGE_ANSWER"; echo "{WRONG_ANSWER}"'
+
+# Three fixtures' work done in the repository, as an agent would: a reflog recovery (which adds
+# a reflog entry, so HEAD@{1} derived afterwards would name the wrong commit), a submodule from
+# a sibling bare repository (needs protocol.file.allow) and a worktree beside the repository.
+DOER = """case "$GITGAUGE_TASK_ID" in
+gitbench-reflog-r001) git reset -q --hard 'HEAD@{1}' && git rev-parse HEAD > "$GITGAUGE_ANSWER" ;;
+gitbench-submodules-s001) git submodule -q add ../lib-bare vendor/lib &&
+  git commit -q -m 'Add lib submodule' ;;
+gitbench-branches-b002) git worktree add -q -b release/1.0 ../release ':/Prepare release' ;;
+esac"""
+DONE_BY_DOER = ("gitbench-reflog-r001", "gitbench-submodules-s001", "gitbench-branches-b002")
+
+JUDGE_C002 = "It renames the function greet to welcome"
+"""In gold's answer to the llm_judge fixture (its `expected`), never in the wrong answer."""
+
+
+@dataclass(frozen=True)
+class Pack:
+    root: Path
+    tasks: dict[str, dict[str, Any]]
+    imported: subprocess.CompletedProcess[str]
+    reimported: subprocess.CompletedProcess[str]
+    results: dict[tuple[str, str, str], dict[str, Any]]
+    """(the run's --mode, config, task) -> result record."""
+    report: subprocess.CompletedProcess[str]
+    runs: dict[str, subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="module")
+def pack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pack]:
+    base = tmp_path_factory.mktemp("fixture-pack")
+    source = base / "pack" / "fixtures"
+    shutil.copytree(SAMPLE, source)
+    broken = source / "broken"
+    broken.mkdir()
+    (broken / "z001.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "id": "z001",
+                "setup": ["git init"],
+                "prompt": "p",
+                "expected": "e",
+                "scoring": {"type": "regex_match"},
+            }
+        )
+    )
+    configs = base / "configs"
+    configs.mkdir()
+    for name, body in {
+        "gold": {"adapter": "gold"},
+        "noop": {"adapter": "noop"},
+        "wrong": {"adapter": "script", "command": WRONG},
+        "doer": {"adapter": "script", "command": DOER},
+    }.items():
+        (configs / f"{name}.yaml").write_text(yaml.safe_dump({"name": name, **body}))
+    private_tmp = base / "tmp"
+    private_tmp.mkdir()
+    with isolated(base), serve() as api:
+        # The judge: the wrong answer scores low, gold's (the reference itself) high.
+        api.replies = [Reply(WRONG_ANSWER, "0.1"), Reply(JUDGE_C002, "0.95")]
+        repo = new_repo(base / "repo")
+        repo.write("gitgauge.yaml", 'testCommand: "true"\n')
+        repo.git("add", "gitgauge.yaml")
+        repo.git("commit", "-q", "-m", "gitgauge")
+        root = repo.root
+        env = dict(
+            os.environ,
+            TMPDIR=str(private_tmp),
+            ANTHROPIC_API_KEY="sk-ant-test",
+            ANTHROPIC_BASE_URL=api.base_url,
+        )
+        imported = run_gitgauge(
+            "import", "gitbench", str(source.parent), "--check", "-j", "2", cwd=root, env=env
+        )
+        assert imported.returncode == 0, imported.stderr + imported.stdout
+        # A changed fixture, imported again on its own (one file).
+        changed = source / "history" / "h003-count-merges.yaml"
+        changed.write_text(changed.read_text().replace("difficulty: medium", "difficulty: hard"))
+        reimported = run_gitgauge("import", "gitbench", str(changed), cwd=root, env=env)
+        assert reimported.returncode == 0, reimported.stderr + reimported.stdout
+        runs: dict[str, subprocess.CompletedProcess[str]] = {}
+        every = ("gold", "noop", "wrong")
+        for mode, names in (("agent", (*every, "doer")), ("text", every)):
+            args = [arg for name in names for arg in ("-c", str(configs / f"{name}.yaml"))]
+            runs[mode] = run_gitgauge(
+                "run", *args, "--mode", mode, "-j", "2", cwd=root, env=env, timeout=900
+            )
+            assert runs[mode].returncode == 0, runs[mode].stderr + runs[mode].stdout
+        report = run_gitgauge("report", "--by", "benchmark", cwd=root, env=env)
+    tasks = {
+        path.stem: yaml.safe_load(path.read_text())
+        for path in (root / ".gitgauge" / "tasks").glob("*.yaml")
+    }
+    results: dict[tuple[str, str, str], dict[str, Any]] = {}
+    # The agent-mode run first, then the text-mode one (run ids sort by time).
+    made = sorted((root / ".gitgauge" / "runs").iterdir())
+    assert len(made) == 2, made
+    for mode, run in zip(("agent", "text"), made, strict=True):
+        for path in run.glob("results/*/*.json"):
+            record = json.loads(path.read_text())
+            results[(mode, record["config"], record["task"])] = record
+    yield Pack(root, tasks, imported, reimported, results, report, runs)
+
+
+def outcomes(pack: Pack, mode: str, config: str) -> dict[str, str]:
+    return {
+        task: record["status"]
+        for (in_mode, name, task), record in pack.results.items()
+        if (in_mode, name) == (mode, config)
+    }
+
+
+def test_import_makes_a_fixture_task_of_each_fixture_and_skips_the_one_it_cannot_score(
+    pack: Pack,
+) -> None:
+    sample = sorted(SAMPLE.glob("*/*.yaml"))
+    assert len(pack.tasks) == len(sample) == 18
+    task = pack.tasks["gitbench-reflog-r001"]
+    assert (task["kind"], task["benchmark"], task["fixtureId"]) == ("fixture", "reflog", "r001")
+    assert (task["difficulty"], task["mode"]) == ("medium", "agent")
+    assert task["tags"] == ["reflog", "recovery", "reset"] and task["purpose"]
+    assert len(task["contentHash"]) == 64 and task["source"].endswith("r001-recover-reset.yaml")
+    # command_equivalence runs in text mode only.
+    assert pack.tasks["gitbench-submodules-s002"]["mode"] == "text"
+    said = pack.imported.stdout + pack.imported.stderr
+    assert "z001.yaml: scoring.type: " in said
+    assert "  broken: 0 (0 new, 0 changed, 0 unchanged, 1 skipped)" in said
+    assert "  history: 6 (6 new, 0 changed, 0 unchanged)" in said
+    assert "imported 18 fixture(s):" in said
+
+
+def test_import_flags_the_fixture_noop_passes_and_check_finds_no_broken_one(pack: Pack) -> None:
+    flagged = sorted(t for t, task in pack.tasks.items() if task["nonDiscriminating"])
+    assert flagged == ["gitbench-config-g002"]
+    said = pack.imported.stdout
+    assert "1 nonDiscriminating" in said
+    assert "gold, agent mode: 17/17 scored pass" in said, said
+    assert "gold, text mode: 18/18 scored pass" in said, said
+    assert "noop, agent mode: passes 1: gitbench-config-g002" in said
+
+
+def test_a_changed_fixture_imported_again_says_so(pack: Pack) -> None:
+    said = pack.reimported.stdout
+    assert "changed: gitbench-history-h003" in said, said
+    assert "  history: 1 (0 new, 1 changed, 0 unchanged)" in said
+    assert pack.tasks["gitbench-history-h003"]["difficulty"] == "hard"
+
+
+@pytest.mark.parametrize("mode", ["agent", "text"])
+def test_gold_passes_every_fixture_the_wrong_answer_none_noop_only_the_flagged_one(
+    pack: Pack, mode: str
+) -> None:
+    every = set(pack.tasks)
+    gold, noop, wrong = (outcomes(pack, mode, name) for name in ("gold", "noop", "wrong"))
+    assert set(gold) == set(noop) == set(wrong) == every
+    assert {t: s for t, s in gold.items() if s != "resolved"} == {}
+    assert {t: s for t, s in wrong.items() if s != "unresolved"} == {}
+    assert sorted(t for t, s in noop.items() if s == "resolved") == ["gitbench-config-g002"]
+    assert {t: s for t, s in noop.items() if s not in ("resolved", "unresolved")} == {}
+
+
+def test_a_run_mode_overrides_the_imported_one_except_for_a_text_only_fixture(
+    pack: Pack,
+) -> None:
+    agent = pack.results[("agent", "gold", "gitbench-reflog-r001")]
+    text = pack.results[("text", "gold", "gitbench-reflog-r001")]
+    assert (agent["answerSource"], text["answerSource"]) == ("file", "message")
+    # command_equivalence is text-only: in the agent-mode run it still ran as text.
+    assert pack.results[("agent", "gold", "gitbench-submodules-s002")]["mode"] == "text"
+    assert {record["mode"] for (mode, _, _), record in pack.results.items() if mode == "text"} == {
+        "text"
+    }
+
+
+def test_the_work_of_the_fixtures_done_in_the_repository_scores_right(pack: Pack) -> None:
+    doer = outcomes(pack, "agent", "doer")
+    for task in DONE_BY_DOER:
+        assert doer[task] == "resolved", pack.results[("agent", "doer", task)]
+    # The recovery moved HEAD@{1}; the target was derived before, so the answer is right.
+    recovered = pack.results[("agent", "doer", "gitbench-reflog-r001")]
+    assert recovered["answerSource"] == "file" and len(recovered["answer"].strip()) == 40
+    # Nothing else did the doer any good (bar the one whose assertions hold untouched).
+    others = {t for t, s in doer.items() if s == "resolved"} - set(DONE_BY_DOER)
+    assert others == {"gitbench-config-g002"}
+
+
+def test_the_llm_judge_fixture_is_scored_by_the_judge(pack: Pack) -> None:
+    for mode in ("agent", "text"):
+        gold = pack.results[(mode, "gold", "gitbench-commit_messages-c002")]
+        wrong = pack.results[(mode, "wrong", "gitbench-commit_messages-c002")]
+        assert (gold["status"], gold["score"]) == ("resolved", 0.95)
+        assert (wrong["status"], wrong["score"]) == ("unresolved", 0.1)
+
+
+def test_report_by_benchmark_gives_a_pass_rate_per_benchmark_and_difficulty(pack: Pack) -> None:
+    assert pack.report.returncode == 0, pack.report.stderr
+    said = pack.report.stdout
+    for benchmark in ("reflog", "submodules", "history", "merge_conflicts", "bisect"):
+        assert benchmark in said, said
+    for difficulty in ("trivial", "easy", "medium", "hard"):
+        assert difficulty in said, said
+
+
+def test_the_users_checkout_is_left_clean(pack: Pack) -> None:
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=pack.root, capture_output=True, text=True
+    )
+    assert status.stdout == ""
+    assert not (pack.root.parent / "lib-bare").exists()
+    assert not (pack.root.parent / "release").exists()
