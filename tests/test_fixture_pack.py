@@ -240,3 +240,51 @@ def test_the_users_checkout_is_left_clean(pack: Pack) -> None:
     assert status.stdout == ""
     assert not (pack.root.parent / "lib-bare").exists()
     assert not (pack.root.parent / "release").exists()
+
+
+def test_check_lists_a_fixture_that_fails_its_own_gold_and_a_broken_setup_is_skipped(
+    tmp_path: Path,
+) -> None:
+    pack = tmp_path / "pack" / "config"
+    pack.mkdir(parents=True)
+    # Its expected command sets the value its assertion says it must not have: gold fails.
+    (pack / "g900.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "id": "g900",
+                "setup": ["git init", "git commit -q --allow-empty -m start"],
+                "prompt": "Make pull rebase. Output ONLY the command.",
+                "expected": "git config pull.rebase false",
+                "scoring": {"type": "state_assertions"},
+                "expected_state": {
+                    "assertions": [{"type": "git_config", "key": "pull.rebase", "value": "true"}]
+                },
+            }
+        )
+    )
+    (pack / "g901.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "id": "g901",
+                "setup": ["git init", "git checkout -q no-such-branch"],
+                "prompt": "p",
+                "expected": "e",
+            }
+        )
+    )
+    repo = new_repo(tmp_path / "repo")
+    repo.write("gitgauge.yaml", 'testCommand: "true"\n')
+    repo.git("add", "gitgauge.yaml")
+    repo.git("commit", "-q", "-m", "gitgauge")
+    checked = run_gitgauge("import", "gitbench", str(pack.parent), "--check", cwd=repo.root)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    skipped = "g901.yaml: the fixture's setup.1: `git checkout -q no-such-branch` exited 1"
+    assert skipped in checked.stderr, checked.stderr
+    assert "gold, agent mode: 0/1 scored pass" in checked.stdout, checked.stdout
+    assert "gold, text mode: 0/1 scored pass" in checked.stdout
+    assert "  broken: gitbench-config-g900 (agent): " in checked.stdout
+    assert "  broken: gitbench-config-g900 (text): " in checked.stdout
+    assert "1 fixture(s) fail their own gold" in checked.stderr
+    assert "  config: 1 (1 new, 0 changed, 0 unchanged, 1 skipped)" in checked.stdout
+    tasks = sorted(p.stem for p in (repo.root / ".gitgauge" / "tasks").glob("*.yaml"))
+    assert tasks == ["gitbench-config-g900"]
