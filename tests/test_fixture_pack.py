@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -23,6 +24,8 @@ import yaml
 from conftest import run_gitgauge
 from fake_messages_api import Reply, serve
 from mine_helpers import isolated, new_repo
+
+from gitgauge.core.fixtures.format import SCORER_TYPES
 
 SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "fixtures"
 
@@ -56,6 +59,8 @@ class Pack:
     """(the run's --mode, config, task) -> result record."""
     report: subprocess.CompletedProcess[str]
     runs: dict[str, subprocess.CompletedProcess[str]]
+    html: str
+    compared: subprocess.CompletedProcess[str]
 
 
 @pytest.fixture(scope="module")
@@ -119,6 +124,10 @@ def pack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pack]:
             )
             assert runs[mode].returncode == 0, runs[mode].stderr + runs[mode].stdout
         report = run_gitgauge("report", "--by", "benchmark", cwd=root, env=env)
+        html = base / "report.html"
+        page = run_gitgauge("report", "--tasks", "--html", str(html), cwd=root, env=env)
+        assert page.returncode == 0, page.stderr
+        compared = run_gitgauge("compare", "noop", "gold", "--kind", "fixture", cwd=root, env=env)
     tasks = {
         path.stem: yaml.safe_load(path.read_text())
         for path in (root / ".gitgauge" / "tasks").glob("*.yaml")
@@ -131,7 +140,7 @@ def pack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pack]:
         for path in run.glob("results/*/*.json"):
             record = json.loads(path.read_text())
             results[(mode, record["config"], record["task"])] = record
-    yield Pack(root, tasks, imported, reimported, results, report, runs)
+    yield Pack(root, tasks, imported, reimported, results, report, runs, html.read_text(), compared)
 
 
 def outcomes(pack: Pack, mode: str, config: str) -> dict[str, str]:
@@ -233,6 +242,27 @@ def test_report_by_benchmark_gives_a_pass_rate_per_benchmark_and_difficulty(pack
         assert difficulty in said, said
 
 
+def test_the_html_page_groups_the_task_matrix_by_benchmark(pack: Pack) -> None:
+    groups = re.findall(r'<tr class="group"><th colspan="\d+">benchmark (\w+)</th></tr>', pack.html)
+    assert groups == sorted({task["benchmark"] for task in pack.tasks.values()}), groups
+    # Each benchmark's tasks follow its heading row.
+    start = pack.html.index(">benchmark reflog<")
+    assert pack.html.index("gitbench-reflog-r001", start) < pack.html.index(">benchmark stash<")
+
+
+def test_compare_pairs_on_fixture_tasks(pack: Pack) -> None:
+    assert pack.compared.returncode == 0, pack.compared.stderr
+    said = pack.compared.stdout
+    assert "Compared on the 18 tasks both ran" in said, said
+    assert "only gold: 17" in said and "only noop: 0" in said
+
+
+def test_the_sample_pack_has_a_fixture_of_every_scorer() -> None:
+    files = SAMPLE.glob("*/*.yaml")
+    used = {yaml.safe_load(path.read_text())["scoring"]["type"] for path in files}
+    assert used == set(SCORER_TYPES)
+
+
 def test_the_users_checkout_is_left_clean(pack: Pack) -> None:
     status = subprocess.run(
         ["git", "status", "--porcelain"], cwd=pack.root, capture_output=True, text=True
@@ -272,19 +302,52 @@ def test_check_lists_a_fixture_that_fails_its_own_gold_and_a_broken_setup_is_ski
             }
         )
     )
+    # An llm_judge fixture whose judge answers no score: unscored, never passed or failed.
+    judged = tmp_path / "pack" / "commit_messages"
+    judged.mkdir()
+    shutil.copy(SAMPLE / "commit_messages" / "c002-explain-rename.yaml", judged)
     repo = new_repo(tmp_path / "repo")
     repo.write("gitgauge.yaml", 'testCommand: "true"\n')
     repo.git("add", "gitgauge.yaml")
     repo.git("commit", "-q", "-m", "gitgauge")
-    checked = run_gitgauge("import", "gitbench", str(pack.parent), "--check", cwd=repo.root)
+    gold = tmp_path / "gold.yaml"
+    gold.write_text("name: gold\nadapter: gold\n")
+    with serve() as api:
+        api.replies = [Reply(JUDGE_C002, "I would rather not say.")]
+        env = dict(os.environ, ANTHROPIC_API_KEY="sk-ant-test", ANTHROPIC_BASE_URL=api.base_url)
+        checked = run_gitgauge(
+            "import", "gitbench", str(pack.parent), "--check", cwd=repo.root, env=env
+        )
+        # One benchmark folder on its own: nothing new in it.
+        again = run_gitgauge("import", "gitbench", str(pack), cwd=repo.root, env=env)
+        ran = run_gitgauge("run", "-c", str(gold), cwd=repo.root, env=env)
+        report = run_gitgauge("report", cwd=repo.root, env=env)
     assert checked.returncode == 1, checked.stdout + checked.stderr
     skipped = "g901.yaml: the fixture's setup.1: `git checkout -q no-such-branch` exited 1"
     assert skipped in checked.stderr, checked.stderr
-    assert "gold, agent mode: 0/1 scored pass" in checked.stdout, checked.stdout
-    assert "gold, text mode: 0/1 scored pass" in checked.stdout
+    assert "gold, agent mode: 0/1 scored pass, 1 unscored" in checked.stdout, checked.stdout
+    assert "gold, text mode: 0/1 scored pass, 1 unscored" in checked.stdout
+    assert (
+        "  unscored (no LLM judge): gitbench-commit_messages-c002 (agent), "
+        "gitbench-commit_messages-c002 (text)"
+    ) in checked.stdout
+    assert "not scored: the LLM judge answered 'I would rather not say.'" in checked.stderr
     assert "  broken: gitbench-config-g900 (agent): " in checked.stdout
     assert "  broken: gitbench-config-g900 (text): " in checked.stdout
     assert "1 fixture(s) fail their own gold" in checked.stderr
     assert "  config: 1 (1 new, 0 changed, 0 unchanged, 1 skipped)" in checked.stdout
     tasks = sorted(p.stem for p in (repo.root / ".gitgauge" / "tasks").glob("*.yaml"))
-    assert tasks == ["gitbench-config-g900"]
+    assert tasks == ["gitbench-commit_messages-c002", "gitbench-config-g900"]
+    assert again.returncode == 0, again.stderr
+    assert "  config: 1 (0 new, 0 changed, 1 unchanged, 1 skipped)" in again.stdout
+    assert "commit_messages" not in again.stdout
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    # Unscored: out of the totals (gold 0/1 here is the broken g900), listed under the table.
+    assert report.returncode == 0, report.stderr
+    (row,) = [line for line in report.stdout.splitlines() if line.startswith("gold ")]
+    assert "0/1" in row, report.stdout
+    footnote = " ".join(report.stdout.split())
+    assert (
+        "(unscored: no LLM judge could score them): gold (fixture): gitbench-commit_messages-c002"
+        in footnote
+    )
