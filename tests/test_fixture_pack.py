@@ -318,8 +318,11 @@ def test_check_lists_a_fixture_that_fails_its_own_gold_and_a_broken_setup_is_ski
         checked = run_gitgauge(
             "import", "gitbench", str(pack.parent), "--check", cwd=repo.root, env=env
         )
-        # One benchmark folder on its own: nothing new in it.
+        # One benchmark folder on its own: nothing new in it; then in text mode.
         again = run_gitgauge("import", "gitbench", str(pack), cwd=repo.root, env=env)
+        as_text = run_gitgauge(
+            "import", "gitbench", str(pack), "--mode", "text", cwd=repo.root, env=env
+        )
         ran = run_gitgauge("run", "-c", str(gold), cwd=repo.root, env=env)
         report = run_gitgauge("report", cwd=repo.root, env=env)
     assert checked.returncode == 1, checked.stdout + checked.stderr
@@ -341,7 +344,16 @@ def test_check_lists_a_fixture_that_fails_its_own_gold_and_a_broken_setup_is_ski
     assert again.returncode == 0, again.stderr
     assert "  config: 1 (0 new, 0 changed, 1 unchanged, 1 skipped)" in again.stdout
     assert "commit_messages" not in again.stdout
+    assert as_text.returncode == 0, as_text.stderr
+    assert "changed: gitbench-config-g900 (" in as_text.stdout
+    assert "g900.yaml) mode agent before, text now" in as_text.stdout, as_text.stdout
     assert ran.returncode == 0, ran.stderr + ran.stdout
+    text_task = yaml.safe_load(
+        (repo.root / ".gitgauge/tasks/gitbench-config-g900.yaml").read_text()
+    )
+    assert text_task["mode"] == "text"
+    (result,) = (repo.root / ".gitgauge" / "runs").glob("*/results/gold/gitbench-config-g900.json")
+    assert json.loads(result.read_text())["mode"] == "text"
     # Unscored: out of the totals (gold 0/1 here is the broken g900), listed under the table.
     assert report.returncode == 0, report.stderr
     (row,) = [line for line in report.stdout.splitlines() if line.startswith("gold ")]
