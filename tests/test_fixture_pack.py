@@ -325,6 +325,7 @@ def test_check_lists_a_fixture_that_fails_its_own_gold_and_a_broken_setup_is_ski
         )
         ran = run_gitgauge("run", "-c", str(gold), cwd=repo.root, env=env)
         report = run_gitgauge("report", cwd=repo.root, env=env)
+        rewrite = run_gitgauge("rewrite", cwd=repo.root, env=env)
     assert checked.returncode == 1, checked.stdout + checked.stderr
     skipped = "g901.yaml: the fixture's setup.1: `git checkout -q no-such-branch` exited 1"
     assert skipped in checked.stderr, checked.stderr
@@ -363,3 +364,7 @@ def test_check_lists_a_fixture_that_fails_its_own_gold_and_a_broken_setup_is_ski
         "(unscored: no LLM judge could score them): gold (fixture): gitbench-commit_messages-c002"
         in footnote
     )
+    # `gitgauge rewrite` keeps fixture prompts (made per pair) and says so once.
+    assert rewrite.returncode == 0, rewrite.stderr
+    assert rewrite.stderr.count("have no prompt rewriting: kept as they are") == 1, rewrite.stderr
+    assert "kept       gitbench-config-g900" in rewrite.stdout
