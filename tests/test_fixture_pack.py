@@ -32,7 +32,11 @@ SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "fixtures"
 WRONG_ANSWER = "rm -f keep.txt"
 """Wrong for every fixture; done (agent mode) or executed (text mode), it also breaks the one
 fixture whose assertions hold untouched (config/g002 keeps keep.txt)."""
-WRONG = f'{WRONG_ANSWER}; echo "{WRONG_ANSWER}" > "$GITGAUGE_ANSWER"; echo "{WRONG_ANSWER}"'
+# In agent mode (in the repository) the answer file; in text mode (no repository) its stdout.
+WRONG = (
+    f'if [ -d .git ]; then {WRONG_ANSWER}; echo "{WRONG_ANSWER}" > "$GITGAUGE_ANSWER"; '
+    f'else echo "{WRONG_ANSWER}"; fi'
+)
 
 # Three fixtures' work done in the repository, as an agent would: a reflog recovery (which adds
 # a reflog entry, so HEAD@{1} derived afterwards would name the wrong commit), a submodule from
@@ -198,6 +202,13 @@ def test_gold_passes_every_fixture_the_wrong_answer_none_noop_only_the_flagged_o
     assert {t: s for t, s in wrong.items() if s != "unresolved"} == {}
     assert sorted(t for t, s in noop.items() if s == "resolved") == ["gitbench-config-g002"]
     assert {t: s for t, s in noop.items() if s not in ("resolved", "unresolved")} == {}
+    # A script's answer: the file it wrote in agent mode, its stdout in text mode.
+    sources = {
+        pack.results[(mode, "wrong", task)]["answerSource"]
+        for task in every
+        if pack.results[(mode, "wrong", task)]["mode"] == mode
+    }
+    assert sources == {"file" if mode == "agent" else "message"}
 
 
 def test_a_run_mode_overrides_the_imported_one_except_for_a_text_only_fixture(
