@@ -4,7 +4,8 @@ run` in agent mode and in text mode with gold, noop, a script that answers wrong
 does three fixtures' work itself, then `gitgauge report --by benchmark`.
 
 The `llm_judge` fixture is judged by the loopback fake Messages API (the judge's SDK backend),
-so every fixture of the pack is scored. Runs use the sandbox when bwrap is there (`auto`).
+so every fixture of the pack is scored. Everything runs in bubblewrap (`run.sandbox: bwrap`):
+skipped without a usable one, failed under `CI=true`.
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ import yaml
 from conftest import run_gitgauge
 from fake_messages_api import Reply, serve
 from mine_helpers import isolated, new_repo
+from real_components import require
 
 from gitgauge.core.fixtures.format import SCORER_TYPES
+from gitgauge.core.sandbox import probe
 
 SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "fixtures"
 
@@ -96,11 +99,14 @@ def pack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pack]:
         (configs / f"{name}.yaml").write_text(yaml.safe_dump({"name": name, **body}))
     private_tmp = base / "tmp"
     private_tmp.mkdir()
+    # The pack's setups, agents and answers run in bubblewrap, as a user's would.
+    binary, reason = probe(os.environ, network=True)
+    require(binary is not None, f"a usable bubblewrap ({reason})")
     with isolated(base), serve() as api:
         # The judge: the wrong answer scores low, gold's (the reference itself) high.
         api.replies = [Reply(WRONG_ANSWER, "0.1"), Reply(JUDGE_C002, "0.95")]
         repo = new_repo(base / "repo")
-        repo.write("gitgauge.yaml", 'testCommand: "true"\n')
+        repo.write("gitgauge.yaml", 'testCommand: "true"\nrun:\n  sandbox: bwrap\n')
         repo.git("add", "gitgauge.yaml")
         repo.git("commit", "-q", "-m", "gitgauge")
         root = repo.root
@@ -201,6 +207,10 @@ def test_gold_passes_every_fixture_the_wrong_answer_none_noop_only_the_flagged_o
     assert {t: s for t, s in gold.items() if s != "resolved"} == {}
     assert {t: s for t, s in wrong.items() if s != "unresolved"} == {}
     assert sorted(t for t, s in noop.items() if s == "resolved") == ["gitbench-config-g002"]
+    ran_in = {
+        record["sandbox"] for (in_mode, _, _), record in pack.results.items() if in_mode == mode
+    }
+    assert ran_in == {"bwrap"}
     assert {t: s for t, s in noop.items() if s not in ("resolved", "unresolved")} == {}
     # A script's answer: the file it wrote in agent mode, its stdout in text mode.
     sources = {
