@@ -128,9 +128,9 @@ def import_pack(
             count.skipped += 1
             continue
         seen[task.id] = entry.path
-        status = _compare(store, task)
+        status, why = _compare(store, task)
         if status == "changed":
-            on_change(f"changed: {task.id} ({entry.path}) differs from the fixture imported before")
+            on_change(f"changed: {task.id} ({entry.path}) {why}")
         candidates.append(_Candidate(fixture, task, entry.path, status))
     sandbox = fixture_sandbox(repo, config, warn=warn)
     baseline = _Baselines(repo, config, sandbox, warn=warn)
@@ -194,17 +194,20 @@ def fixture_task(fixture: Fixture, source: Path, *, mode: str | None) -> Task:
     )
 
 
-def _compare(store: Store, task: Task) -> str:
+def _compare(store: Store, task: Task) -> tuple[str, str]:
+    """new, changed or unchanged, and what changed."""
     path = store.task_path(task.id)
     if not path.is_file():
-        return "new"
+        return "new", ""
     try:
         before = store.load_task_file(path)
     except TaskError:
-        return "changed"  # unreadable before: written anew
-    if before.contentHash == task.contentHash and before.mode == task.mode:
-        return "unchanged"
-    return "changed"
+        return "changed", "replaces a task file that could not be read"
+    if before.contentHash != task.contentHash:
+        return "changed", "differs from the fixture imported before"
+    if before.mode != task.mode:
+        return "changed", f"mode {before.mode} before, {task.mode} now"
+    return "unchanged", ""
 
 
 def fixture_sandbox(repo: Repository, config: RepoConfig, *, warn: Warn) -> Sandbox | None:

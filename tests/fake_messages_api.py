@@ -14,7 +14,9 @@ write a file it has not read), then `Write` it with the rule's content, then end
 short text. A `CommandRule` instead runs its command with the `Bash` tool, then ends the turn. A
 request no rule matches, and every auxiliary request (a title, a quota check, a small model's
 summary: no `Write` tool offered), gets a plain end-turn text that touches nothing, unless one of
-`replies` (a needle and an answer) matches it: a judge's request, say.
+`replies` (a needle and an answer) matches it: a judge's request, say (a `Reply` answers any
+request it matches, agent loop or not). An `Act` runs a list of shell commands with `Bash`, one
+per step, then ends the turn with its answer.
 
 Usage in every answer is fixed (`INPUT_TOKENS`, `OUTPUT_TOKENS`, ...) so tests can assert the
 tokens gitgauge records. Point the CLI at it with `ANTHROPIC_BASE_URL=fake.base_url`.
@@ -58,6 +60,30 @@ class CommandRule:
 
     needle: str
     command: str
+
+
+@dataclass(frozen=True)
+class Reply:
+    """When any request (the agent loop's or not) contains `needle`: answer `text` at once and
+    end the turn (a judge's score, a text-mode answer that becomes the CLI's `result`); `text`
+    may be a function of the request (a judge that reads what it was shown)."""
+
+    needle: str
+    text: str | Callable[[RecordedRequest], str]
+
+    def answer(self, request: RecordedRequest) -> str:
+        return self.text if isinstance(self.text, str) else self.text(request)
+
+
+@dataclass(frozen=True)
+class Act:
+    """When a request of the agent loop contains `needle`: run each of `commands` with the
+    `Bash` tool, one per step (`{cwd}` is the CLI's working directory), then end the turn
+    saying `answer`."""
+
+    needle: str
+    commands: tuple[str, ...]
+    answer: str = "Done."
 
 
 @dataclass(frozen=True)
@@ -140,9 +166,10 @@ class FakeMessagesApi:
 
     def __init__(self) -> None:
         self.rules: list[Rule | CommandRule] = []
-        self.replies: list[tuple[str, Callable[[RecordedRequest], str]]] = []
-        """(needle, answer) for requests outside the agent loop (a judge's, say): the first
-        whose needle the request's text holds answers it."""
+        self.replies: list[Reply] = []
+        """For any request whose text holds a reply's needle (a judge's, a text-mode answer):
+        the first such reply answers it at once."""
+        self.acts: list[Act] = []
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._ids = 0
@@ -194,11 +221,20 @@ class FakeMessagesApi:
 
     def content_for(self, request: RecordedRequest) -> tuple[list[dict[str, Any]], str]:
         """The answer's content blocks and stop reason."""
-        if not request.is_agent_loop:
-            text = request.text
-            reply = next((answer for needle, answer in self.replies if needle in text), None)
-            return [{"type": "text", "text": reply(request) if reply else PLAIN_ANSWER}], "end_turn"
         text = request.text
+        reply = next((reply for reply in self.replies if reply.needle in text), None)
+        if reply is not None and request.is_messages:
+            return [{"type": "text", "text": reply.answer(request)}], "end_turn"
+        if not request.is_agent_loop:
+            return [{"type": "text", "text": PLAIN_ANSWER}], "end_turn"
+        act = next((act for act in self.acts if act.needle in text), None)
+        if act is not None and request.working_directory is not None:
+            step = request.tool_results
+            if step >= len(act.commands):
+                return [{"type": "text", "text": act.answer}], "end_turn"
+            command = act.commands[step].replace("{cwd}", request.working_directory)
+            call = {"name": "Bash", "input": {"command": command, "description": "run git"}}
+            return [{"type": "tool_use", "id": f"toolu_fake{self._next_id()}", **call}], "tool_use"
         rule = next((rule for rule in self.rules if rule.needle in text), None)
         if isinstance(rule, CommandRule):
             if request.tool_results:

@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml
 from chain_helpers import build_chain_repo
 from conftest import run_gitgauge
-from fake_messages_api import INPUT_TOKENS, CommandRule, RecordedRequest, serve
+from fake_messages_api import INPUT_TOKENS, CommandRule, RecordedRequest, Reply, serve
 from mine_helpers import isolated
 from real_claude import claude_binary, claude_env
 
@@ -61,7 +61,7 @@ def test_the_real_claude_cli_commits_the_work_tree_as_a_series(tmp_path: Path) -
             f"commit -q -m '{MESSAGE}'"
         )
         api.rules = [CommandRule(needle="changes of 3 commits", command=command)]
-        api.replies = [("untrusted-series-a-", fewer_commits_win)]
+        api.replies = [Reply("untrusted-series-a-", fewer_commits_win)]
         env = claude_env(api.base_url, tmp_path / "claude-home")
         env["TMPDIR"] = str(private)
         outcome = run_gitgauge(

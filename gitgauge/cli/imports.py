@@ -75,7 +75,8 @@ def gitbench(
             say(line)
         if outcome.broken:
             raise BrokenFixtures(
-                f"{len(outcome.broken)} fixture(s) fail their own gold (listed above): fix "
+                f"{len({b.task for b in outcome.broken})} fixture(s) fail their own gold "
+                "(listed above): fix "
                 "them, or delete their task files"
             )
 

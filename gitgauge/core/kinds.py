@@ -178,5 +178,6 @@ def names() -> list[str]:
 
 
 def _load_builtins() -> None:
-    if not _REGISTRY:
-        importlib.import_module(BUILTINS)
+    # Every time, not only while the registry is empty: a thread that finds it half filled
+    # (another thread is importing the built-ins) waits here for that import to finish.
+    importlib.import_module(BUILTINS)
