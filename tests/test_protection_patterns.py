@@ -1,6 +1,6 @@
-"""Every test-infrastructure name of the table (`TEST_INFRA`, the README's "Protected files"),
-and every test-file convention, protected in a real worktree: an edited file is reverted, a new
-infrastructure file deleted; near misses are not protected."""
+"""Every test-infrastructure name of the table (`TEST_INFRA`; docs/guide/running.md, "Protected
+files"), and every test-file convention, protected in a real worktree: an edited file is reverted,
+a new infrastructure file deleted; near misses are not protected."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from scoring_helpers import agent_workspace, graded
 from gitgauge.core.paths import TEST_INFRA, TEST_INFRA_PATTERNS, is_protected, is_test_infra
 from gitgauge.running.scoring.protect import Protection
 
-README = Path(__file__).parents[1] / "README.md"
+RUNNING_PAGE = Path(__file__).parents[1] / "docs" / "guide" / "running.md"
 
 # One real path per name of the table (a folder name: a file under it).
 INFRA_EXAMPLES = {
@@ -125,8 +125,8 @@ TEST_FILES = [
 ]
 
 
-def test_the_readme_table_is_the_protected_infrastructure_table() -> None:
-    text = README.read_text(encoding="utf-8")
+def test_the_docs_table_is_the_protected_infrastructure_table() -> None:
+    text = RUNNING_PAGE.read_text(encoding="utf-8")
     section = text.split("### Protected files\n", 1)[1].split("\n### ", 1)[0]
     rows = [
         [cell.strip() for cell in line.strip("|").split(" | ")]

@@ -642,9 +642,10 @@ def test_a_task_whose_fix_is_gone_keeps_its_prompt(
     assert all("prompt not rewritten" in w and "is not in" in w for w in warnings), warnings
 
 
-def test_readme_states_the_numbers_the_code_uses() -> None:
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Spoiler-free prompts (--rewrite-prompts)")[1].split("\n## ")[0]
+def test_the_docs_state_the_numbers_the_code_uses() -> None:
+    page = Path(__file__).parent.parent / "docs" / "guide" / "mining.md"
+    text = page.read_text(encoding="utf-8")
+    section = text.split("## Spoiler-free prompts (--rewrite-prompts)")[1].split("\n## ")[0]
     assert f"{rewrite_request.DIFF_BUDGET_CHARS:,} characters of source diff" in section
     assert f"{rewrite_request.TESTS_BUDGET_CHARS:,} characters of test-file" in section
     assert f"{rewrite_request.MESSAGE_BUDGET_CHARS:,} characters" in section

@@ -2,7 +2,8 @@
 
 Mining (is a commit a fix that touches tests and source?) and running (which edits of an agent are
 reverted before scoring?) must agree on these rules, so they live below both stages. Each rule is
-documented in the README ("How mining works", "Protected files") with a test and a counter-example.
+documented in docs/guide/mining.md and docs/guide/running.md ("Protected files") with a test and
+a counter-example.
 """
 
 from __future__ import annotations
@@ -195,7 +196,8 @@ TEST_INFRA = (
     InfraName("buildSrc/", "Gradle", "code compiled into the build before any task runs"),
 )
 """Test infrastructure: every name a suite runner gitgauge documents reads for its configuration
-(README, "Protected files"). Sources the tests import are not in it (see Limitations)."""
+(docs/guide/running.md, "Protected files"). Sources the tests import are not in it (see
+Limitations)."""
 TEST_INFRA_PATTERNS = tuple(name.pattern for name in TEST_INFRA)
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx"})
 
@@ -213,7 +215,7 @@ def matches_pattern(path: str, pattern: str) -> bool:
 
 
 def is_test_file(path: str, *, patterns: Sequence[str] = ()) -> bool:
-    """Test files by directory segment or file name (see README, "How mining works"), or by one
+    """Test files by directory segment or file name (see docs/guide/mining.md), or by one
     of the project's own `tests.patterns`."""
     parts = PurePosixPath(path).parts
     if not parts:

@@ -435,8 +435,8 @@ CHAIN_CHECKS = (
     "checkSubjectsDistinct",
     "checkBranch",
 )
-"""The checks of a chain task's pair, in the order the README lists them: RESOLVED when all
-hold."""
+"""The checks of a chain task's pair, in the order docs/guide/chain-tasks.md lists them: RESOLVED
+when all hold."""
 
 
 class JudgeCheck(BaseModel):

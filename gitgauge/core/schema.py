@@ -3,7 +3,7 @@
 Field names are the keys a person types, spelled as the spec spells them (`testCommand`,
 `setupCommand`, `mine.last`, `timeouts.test`, `worktree.link`), and every record forbids unknown
 keys and coerced types, so a typo is an error that names the key. Every field's docstring is the
-reference (the README's `gitgauge.yaml` section and docs/file-formats.md follow it). What
+reference (docs/reference/config.md is generated from it). What
 gitgauge itself writes is in `core/records.py`.
 """
 
@@ -227,7 +227,7 @@ class RepoConfig(_HumanRecord):
     setupCommand: StrictStr | None = None
     """Shell command run in each worktree before `testCommand` (e.g. installing dependencies)."""
     mine: MineSettings = Field(default_factory=MineSettings)
-    """How `gitgauge mine` scans and verifies (README, 'How mining works')."""
+    """How `gitgauge mine` scans and verifies (docs/guide/mining.md)."""
     timeouts: Timeouts = Field(default_factory=Timeouts)
     """Time limits of one setup, test and agent run, in milliseconds."""
     worktree: WorktreeSettings = Field(default_factory=WorktreeSettings)
@@ -237,7 +237,7 @@ class RepoConfig(_HumanRecord):
     run: RunSettings = Field(default_factory=RunSettings)
     """How `gitgauge run` isolates and places its pairs."""
     chains: ChainsSettings = Field(default_factory=ChainsSettings)
-    """How `gitgauge run` scores commit-history tasks (README, 'Commit-history tasks')."""
+    """How `gitgauge run` scores commit-history tasks (docs/guide/chain-tasks.md)."""
 
 
 class Pricing(_HumanRecord):

@@ -34,7 +34,7 @@ from gitgauge.core.tap import looks_like_tap, parse_tap
 
 REPORT_ENV = "GITGAUGE_JUNIT_XML"
 NO_REPORT_HINT = (
-    "verdicts fall back to the exit code; see 'Per-test verdicts' in the README for the "
+    "verdicts fall back to the exit code; see docs/guide/per-test-verdicts.md for the "
     "report option of your test runner"
 )
 EMPTY_REPORT = "the JUnit XML report lists no tests"

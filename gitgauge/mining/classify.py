@@ -2,8 +2,9 @@
 
 The path rules (tests, test infrastructure) live in `gitgauge.core.paths`, shared with running.
 
-These decide what gets mined and what an agent may not edit, so each rule is documented in the
-README ("How mining works", "Protected files") and each has a test with a counter-example.
+These decide what gets mined and what an agent may not edit, so each rule is documented in
+docs/guide/mining.md and docs/guide/running.md ("Protected files") and each has a test with a
+counter-example.
 """
 
 from __future__ import annotations

@@ -365,7 +365,7 @@ def _verify_candidates(
                         "the suite passes outside the sandbox but fails in it, where `run` "
                         "grades: such fixes are not saved (even gold would fail them). "
                         "Make the suite write only inside its checkout or into new files under "
-                        "$HOME, or set run.sandbox: none (see 'Sandbox' in the README)"
+                        "$HOME, or set run.sandbox: none (see docs/guide/sandbox.md)"
                     )
             suite_ran = suite_ran or verdict.task is not None or verdict.reason in _SUITE_RAN
             no_tests = [*no_tests, verdict] if verdict.reason == RUNS_NO_TEST else []

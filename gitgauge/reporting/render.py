@@ -1,7 +1,8 @@
 """`gitgauge report`'s text: rows and the per-task matrix as a table, markdown, csv or json.
 
 Pure functions from `reporting.rows` to strings; the column definitions are in that module's
-docstring and README, "Metrics table". The HTML report reuses the cells and the footnote.
+docstring and docs/guide/comparing.md, "Metrics table". The HTML report reuses the cells and the
+footnote.
 """
 
 from __future__ import annotations

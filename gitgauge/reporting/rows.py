@@ -5,7 +5,7 @@ functions; `reporting.render` turns rows into text.
 One row per agent config, from that config's latest run (or one per config and run with `--all`).
 A run with `--repeat N` holds N attempts per config x task pair; tasks, not attempts, are the
 units of every average and interval (attempts at one task share its difficulty). The definitions
-(README, "Metrics table"):
+(docs/guide/comparing.md, "Metrics table"):
 
 - RESOLVED `r/n`: resolved attempts out of every attempt of the row (errors included: a config
   whose agent crashes on a task did not resolve it).
