@@ -13,6 +13,8 @@ What it writes, each from the code it documents, so none can drift from it:
   start-up; gitgauge does not pay for that).
 - `.gitgauge-template/gitgauge.yaml`: the file `gitgauge init` writes, every key commented out
   with its default, from the same models.
+- `docs/index.md`: the site's home page, the README with its `docs/` links made relative to the
+  site (one text for the repository's front page and the site's).
 
 It also checks `docs/reference/bad-input.md` against the tests that assert it: every test the
 page names exists, and every test of `tests/test_bad_input.py` is named by a row.
@@ -46,6 +48,8 @@ INIT_TEMPLATE = Path(".gitgauge-template/gitgauge.yaml")
 BAD_INPUT_PAGE = Path("docs/reference/bad-input.md")
 BAD_INPUT_TESTS = Path("tests/test_bad_input.py")
 SCHEMA_SOURCE = Path("gitgauge/core/schema.py")
+HOME_PAGE = Path("docs/index.md")
+README = Path("README.md")
 REGENERATE = "python docs/gen_reference.py"
 
 GENERATED_NOTE = (
@@ -454,6 +458,18 @@ def check_bad_input(root: Path) -> list[str]:
     return problems
 
 
+# -- docs/index.md, from the README --------------------------------------------------------------
+
+README_DOCS_LINK = re.compile(r"\]\(docs/")
+
+
+def render_home(readme: str) -> str:
+    """The README as the site's home page: links into `docs/` become relative to it. The README
+    links nowhere else (the site could not resolve it), which `mkdocs build --strict` checks."""
+    note = GENERATED_NOTE.format(source=README.as_posix())
+    return f"{note}\n\n{README_DOCS_LINK.sub('](', readme)}"
+
+
 # -- the whole -------------------------------------------------------------------------------------
 
 
@@ -476,6 +492,7 @@ def generate(
         CLI_PAGE: render_cli_reference(app),
         CONFIG_PAGE: render_config_reference(schema, source),
         INIT_TEMPLATE: render_init_template(schema, source),
+        HOME_PAGE: render_home((ROOT / README).read_text(encoding="utf-8")),
     }
 
 
