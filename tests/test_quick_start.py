@@ -99,6 +99,8 @@ def walk(tmp_path_factory: pytest.TempPathFactory) -> Walk:
         isolate(base / "home", patch)
         # `python` in testCommand is the first on PATH: the one running these tests (it has pytest).
         patch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+        # Output goes to a pipe, as in CI: the status comes as a line after this much silence.
+        patch.setenv("GITGAUGE_HEARTBEAT_SECONDS", "1")
         env = dict(os.environ)
     root = base / "your-repo"
     root.mkdir()
@@ -172,6 +174,17 @@ def test_mine_says_why_it_found_few_tasks_and_what_to_try(walk: Walk) -> None:
         "  try: (all 6 commits of HEAD were scanned); your house fix types in mine.fixTypes "
         "(`BUG:` -> fixTypes: [BUG]); `gitgauge mine --explain SHA` for a commit you expected.",
     ]
+
+
+def test_off_a_terminal_progress_comes_as_lines_counted_from_one(walk: Walk) -> None:
+    mined = walk.outputs["mine"].stdout
+    # The first candidate's two suite runs take longer than the 1-second beat.
+    assert re.search(r"(?m)^\[1/3\] verifying [0-9a-f]{8} Fix .* \(still at it, \d+ s\)$", mined)
+    counted = re.findall(
+        r"(?m)^\[(\d+)/(\d+)\] (?:verifying|running) ", mined + walk.outputs["run"].stdout
+    )
+    assert counted and all(1 <= int(k) <= int(n) for k, n in counted), counted
+    assert {n for _, n in counted} <= {"3", "6"}  # 3 candidates; 2 configs x 3 tasks
 
 
 def test_examples_writes_the_shipped_configs_and_keeps_existing_files(walk: Walk) -> None:
