@@ -144,3 +144,14 @@ def test_init_writes_every_key_of_the_models_commented() -> None:
     assert config.run.executor == defaults.run.executor
     assert config.tests.junit == "target/surefire-reports/*.xml"
     assert config.run.ray is not None and config.run.ray.address == "10.0.0.5:6379"
+
+
+def test_ci_runs_exactly_the_readmes_test_command() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"Run the tests[^\n]*\n\n```sh\n(.*?)\n```", readme, re.S)
+    assert block, "README: no 'Run the tests' block"
+    # The README makes and activates a virtualenv first; .ci/run has made and activated its own.
+    command = block.group(1).split(" && ", 2)[2]
+    assert command == "pip install -e '.[test,ray]' && python -m pytest"
+    ci = (ROOT / ".ci/run").read_text(encoding="utf-8").splitlines()
+    assert command in ci
