@@ -15,9 +15,10 @@ import json
 import os
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 import yaml
@@ -42,10 +43,17 @@ from gitgauge.running.adapters.codex import (
 from gitgauge.running.adapters.codex_events import parse_events
 
 REAL_CODEX = shutil.which("codex")
-needs_codex = pytest.mark.skipif(
+F = TypeVar("F", bound=Callable[..., object])
+_codex_missing = pytest.mark.skipif(
     REAL_CODEX is None and os.environ.get("CI") != "true",
     reason="the codex CLI is not installed (npm install -g @openai/codex); CI=true fails instead",
 )
+
+
+def needs_codex(test: F) -> F:
+    """A test of the real codex CLI: skipped without it (failed with CI=true), and slow."""
+    return pytest.mark.slow(_codex_missing(test))
+
 
 PROMPT = "Fix the following bug:\n\nfix: divide crashes on zero\n\n--model o3 $(touch pwned)\n"
 CALC = "def divide(a, b):\n    return a / b\n"

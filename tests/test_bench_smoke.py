@@ -11,6 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+# The benchmark: `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 BENCH = Path(__file__).resolve().parent.parent / "bench" / "run.py"
 
 ROW_LABELS = (

@@ -45,6 +45,9 @@ from gitgauge.running.executors.shipped import (
 from gitgauge.running.executors.shipped_harness import harness_changes, ship_harness
 from gitgauge.running.plan import plan_run
 
+# A real two-node Ray cluster: `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 HEAD_IP = "127.0.0.2"
 SECOND_IP = "127.0.0.3"
 FIX_MARK = "FIXMARK-5e1f"
@@ -55,6 +58,7 @@ SECRET = "s3cret-value-8d2c"
 RUN_TESTS_PY = """\
 import runpy, sys
 from pathlib import Path
+
 sys.path.insert(0, "src")
 failed = 0
 for path in sorted(Path("tests").glob("test_*.py")):

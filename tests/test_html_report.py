@@ -195,6 +195,7 @@ def run_chromium(binary: str, profile: Path, *args: str) -> subprocess.Completed
     )
 
 
+@pytest.mark.slow
 def test_the_page_renders_in_headless_chromium(report_repo: GitRepo, tmp_path: Path) -> None:
     binary = chromium()
     require(binary is not None, "chromium (Debian's `chromium` package)")

@@ -195,6 +195,7 @@ def npm_workspace(tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
         return repo
 
 
+@pytest.mark.slow
 def test_npm_workspace_links_lead_into_each_worktree(
     npm_workspace: GitRepo, tmp_path: Path
 ) -> None:
@@ -221,6 +222,7 @@ def test_npm_workspace_links_lead_into_each_worktree(
     assert leftovers(tmp_path / "journal.jsonl") == []
 
 
+@pytest.mark.slow
 def test_shadow_node_modules_keeps_other_entries_and_relative_bin_links(
     npm_workspace: GitRepo, tmp_path: Path
 ) -> None:

@@ -426,6 +426,7 @@ def test_binary_rename_rename_unrelated_and_too_many_conflicts_are_counted_skips
 # -- the real claude CLI, against the loopback fake Messages API --
 
 
+@pytest.mark.slow
 def test_the_real_claude_cli_resolves_a_merge_task_by_writing_the_file(
     mined: Mined, tmp_path: Path
 ) -> None:

@@ -23,6 +23,9 @@ from conftest import GitRepo, run_gitgauge
 from mine_helpers import isolated, load_tasks, new_repo
 from real_components import require
 
+# Real mocha and tape suites under node: `-m "not slow"` leaves them out.
+pytestmark = pytest.mark.slow
+
 RUNNERS_ENV = "GITGAUGE_JS_RUNNERS"
 MOCHA_COMMAND = 'npx mocha --reporter xunit --reporter-options output="$GITGAUGE_JUNIT_XML"'
 TAPE_COMMAND = "npx tape 'test/*.js'"

@@ -15,6 +15,9 @@ import yaml
 from conftest import run_gitgauge
 from mine_helpers import load_tasks, new_repo
 
+# node's real test runner: `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 TEST_COMMAND = 'node --test --test-reporter=junit --test-reporter-destination="$GITGAUGE_JUNIT_XML"'
 BROKEN = (
     "const test = require('node:test');\n"

@@ -44,6 +44,9 @@ from test_run import (  # noqa: F401 - fixtures are used by name
 
 from gitgauge.core.store import config_dir_name
 
+# The real claude CLI: `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 MODEL = "claude-sonnet-4-5"
 """A model name the CLI prices (its cost comes from its own table, not from the fake)."""
 

@@ -366,6 +366,7 @@ def test_policy_errors_before_any_work(demo: Path, tmp_path: Path) -> None:
     assert bad_flag.returncode == 2 and "--sandbox" in bad_flag.stderr
 
 
+@pytest.mark.slow
 def test_the_real_claude_cli_resolves_a_task_inside_the_sandbox(demo: Path, tmp_path: Path) -> None:
     """The real claude CLI (npm `@anthropic-ai/claude-code`) against the loopback fake Messages
     API: it starts, reads and writes its workspace, writes only its own entries of $HOME, and
@@ -407,6 +408,7 @@ def test_the_real_claude_cli_resolves_a_task_inside_the_sandbox(demo: Path, tmp_
     assert list((home / ".claude" / "projects").rglob("*.jsonl")), "no session was saved"
 
 
+@pytest.mark.slow
 def test_the_real_codex_cli_resolves_a_task_inside_the_sandbox(demo: Path, tmp_path: Path) -> None:
     """The real codex CLI (npm `@openai/codex`) against the loopback fake Responses API, in two
     configs: one with codex's state in ~/.codex, one with `CODEX_HOME` outside $HOME (through the

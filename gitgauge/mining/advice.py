@@ -45,5 +45,7 @@ def few_tasks_advice(summary: MineSummary, *, last: int) -> list[str]:
         try_next.append("`gitgauge doctor` to check testCommand")
     try_next.append("`gitgauge mine --explain SHA` for a commit you expected")
     found = "no tasks" if tasks == 0 else f"only {tasks} task{'s' if tasks != 1 else ''}"
-    reasons = "; ".join(why) if why else f"{summary.candidates} candidates in {summary.scanned}"
+    reasons = (
+        "; ".join(why) if why else f"{summary.candidates} candidates in {summary.scanned} commits"
+    )
     return [f"{found}: {reasons}.", f"  try: {'; '.join(try_next)}."]

@@ -1,0 +1,219 @@
+"""`gitgauge doctor` on repositories built to fail each of its checks, asserting the line it
+prints for each: a wrong command, a src layout without its path, no tests collected, linked
+editable installs, tests that import the worktree, no bubblewrap, claude absent or not logged in.
+
+One small src-layout project (a real pytest suite) per module; each test changes only its
+gitgauge.yaml (or adds a directory) in a copy of it, then runs the real CLI.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import GitRepo, isolate, run_gitgauge
+from real_components import require
+
+CALC = "def add(a, b):\n    return a + b\n"
+TESTS = (
+    "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
+    "def test_add_zero():\n    assert add(0, 4) == 4\n"
+)
+PYTHON = sys.executable  # has pytest: the interpreter a user's activated venv would give
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
+    base = tmp_path_factory.mktemp("doctor")
+    with pytest.MonkeyPatch.context() as patch:
+        isolate(base / "home", patch)
+        root = base / "project"
+        root.mkdir()
+        repo = GitRepo(root)
+        repo.git("init", "-q", "-b", "main")
+        repo.commit(
+            "Initial",
+            files={"src/calc.py": CALC, "tests/test_calc.py": TESTS, "README.md": "# calc\n"},
+        )
+    return repo
+
+
+@pytest.fixture
+def repo(project: GitRepo, tmp_path: Path) -> GitRepo:
+    copy = tmp_path / "project"
+    shutil.copytree(project.root, copy, symlinks=True)
+    return GitRepo(copy)
+
+
+def configure(repo: GitRepo, **config: object) -> None:
+    config.setdefault("testCommand", f"PYTHONPATH=src {PYTHON} -m pytest -q")
+    (repo.root / "gitgauge.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+
+
+def doctor(repo: GitRepo, **env: str) -> tuple[int, list[str]]:
+    result = run_gitgauge("doctor", cwd=repo.root, env={**os.environ, **env})
+    assert result.stderr == "", result.stderr
+    return result.returncode, result.stdout.splitlines()
+
+
+def line(lines: list[str], start: str) -> str:
+    found = [text for text in lines if text.startswith(start)]
+    assert found, f"no line starting {start!r} in:\n" + "\n".join(lines)
+    return found[0]
+
+
+def test_a_working_src_layout_passes_every_check(repo: GitRepo) -> None:
+    configure(repo)
+    code, lines = doctor(repo)
+    assert code == 0, "\n".join(lines)
+    assert line(lines, "ok    git version ")
+    assert line(lines, "ok    gitgauge.yaml loads: testCommand ")
+    assert "2 tests ran, 2 passed" in line(lines, "ok    testCommand at HEAD (")
+    assert line(lines, "ok    per-test reports arrive (JUnit XML)")
+    assert line(lines, "ok    the tests import the project from the checkout (src/calc.py")
+    assert lines[-1] == "doctor: `gitgauge mine` should work here"
+    if shutil.which("bwrap") or os.environ.get("CI") == "true":
+        require(shutil.which("bwrap") is not None, "bubblewrap")
+        sandbox = line(lines, "ok    sandbox: bubblewrap works")
+        assert "in the sandbox" in line(lines, "ok    testCommand at HEAD (")
+        assert sandbox
+        assert f"      hidden: your repository ({repo.root}) and its git directory" in lines
+
+
+def test_no_config_says_to_run_init(repo: GitRepo) -> None:
+    code, lines = doctor(repo)
+    assert code == 1
+    assert line(lines, "FAIL  ").endswith(
+        "gitgauge.yaml not found: run `gitgauge init`, then set testCommand in it"
+    )
+
+
+def test_a_command_that_does_not_exist(repo: GitRepo) -> None:
+    configure(repo, testCommand="gitgauge-no-such-runner -q")
+    code, lines = doctor(repo)
+    assert code == 1
+    failed = line(lines, "FAIL  testCommand did not start at HEAD (")
+    assert failed.endswith(": exit 127")
+    assert "not found" in lines[lines.index(failed) + 1]
+    assert lines[-1] == "doctor: 1 problem(s) marked FAIL: `gitgauge mine` would not work yet"
+
+
+def test_a_src_layout_without_its_path(repo: GitRepo) -> None:
+    configure(repo, testCommand=f"{PYTHON} -m pytest -q")
+    code, lines = doctor(repo)
+    assert code == 1
+    assert "passed 0" not in line(lines, "FAIL  testCommand at HEAD (")
+    assert ", 0 passed (" in line(lines, "FAIL  testCommand at HEAD (")
+    assert line(lines, "      the tests cannot import 'calc', which is in src/: ").endswith(
+        "so set `PYTHONPATH=src` in testCommand (`PYTHONPATH=src python -m pytest -q`), or "
+        "install the checkout in setupCommand"
+    )
+
+
+def test_no_tests_collected(repo: GitRepo) -> None:
+    configure(repo, testCommand=f"PYTHONPATH=src {PYTHON} -m pytest -q -k no_test_has_this_name")
+    code, lines = doctor(repo)
+    assert code == 1
+    assert line(lines, "FAIL  testCommand ran no test at HEAD (").endswith(
+        "(exit 5: the JUnit XML report lists no tests)"
+    )
+
+
+def _editable_venv(repo: GitRepo, import_path: Path) -> None:
+    """A linked `.venv` whose site-packages holds an editable install's `.pth`, as
+    `pip install -e .` writes it (src layout)."""
+    site = repo.root / ".venv" / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "__editable__.calc-0.1.pth").write_text(f"{import_path}\n", encoding="utf-8")
+    (repo.root / ".gitignore").write_text(".venv/\nbuild/\n", encoding="utf-8")
+
+
+def test_a_linked_editable_install_is_redirected_to_each_checkout(repo: GitRepo) -> None:
+    _editable_venv(repo, repo.root / "src")
+    # No PYTHONPATH: the redirection alone makes the checkout's src/ importable.
+    configure(repo, testCommand=f"{PYTHON} -m pytest -q", worktree={"link": [".venv"]})
+    code, lines = doctor(repo)
+    assert code == 0, "\n".join(lines)
+    assert line(lines, "ok    worktree.link: .venv linked read-only into every checkout")
+    assert line(
+        lines, "info  .venv/lib/python3.11/site-packages/__editable__.calc-0.1.pth"
+    ).endswith("imports from your checkout (src); each worktree uses its own copy instead")
+    assert line(lines, "ok    the tests import the project from the checkout (src/calc.py")
+
+
+def test_a_linked_editable_install_of_an_untracked_directory(repo: GitRepo) -> None:
+    (repo.root / "build" / "lib").mkdir(parents=True)
+    _editable_venv(repo, repo.root / "build" / "lib")
+    configure(repo, worktree={"link": [".venv"]})
+    code, lines = doctor(repo)
+    assert code == 1
+    failed = line(lines, "FAIL  worktree.link: .venv/lib/python3.11/site-packages/__editable__")
+    assert "which git does not track" in failed
+    assert "install into the worktree with setupCommand" in failed
+
+
+def test_tests_that_import_the_worktree_instead_of_the_checkout(repo: GitRepo) -> None:
+    # An absolute PYTHONPATH (as an editable install of the working tree gives) outside the
+    # sandbox: the suite passes, on today's code.
+    configure(
+        repo,
+        testCommand=f"PYTHONPATH={repo.root / 'src'} {PYTHON} -m pytest -q",
+        run={"sandbox": "none"},
+    )
+    code, lines = doctor(repo)
+    assert code == 1
+    assert line(lines, "info  run.sandbox: none: tests and agents run unsandboxed")
+    assert line(
+        lines, "FAIL  the tests import your worktree's files, not the checkout's: "
+    ).endswith("src/calc.py")
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "auto"])
+def test_no_bubblewrap(repo: GitRepo, mode: str) -> None:
+    configure(repo, run={"sandbox": mode})
+    code, lines = doctor(repo, GITGAUGE_BWRAP=str(repo.root / "no-such-bwrap"))
+    missing = "bubblewrap is not installed (no `bwrap` on PATH): install bubblewrap"
+    if mode == "bwrap":
+        assert code == 1
+        assert missing in line(lines, "FAIL  run.sandbox: bwrap, and the sandbox cannot run: ")
+        assert not any(
+            text.startswith(("ok    testCommand", "FAIL  testCommand")) for text in lines
+        )
+    else:
+        assert code == 0, "\n".join(lines)
+        assert missing in line(lines, "warn  no sandbox: ")
+        assert (
+            "mine and run go on unsandboxed"
+            in lines[lines.index(line(lines, "warn  no sandbox")) + 1]
+        )
+        assert "in the sandbox" not in line(lines, "ok    testCommand at HEAD (")
+
+
+def test_claude_absent_or_not_logged_in(repo: GitRepo, tmp_path: Path) -> None:
+    configure(repo, run={"sandbox": "none"})
+    code, lines = doctor(repo, GITGAUGE_CLAUDE_BIN=str(tmp_path / "no-claude"))
+    assert code == 0  # mining needs no agent
+    assert line(lines, "warn  claude-code: no `claude` on PATH (GITGAUGE_CLAUDE_BIN names another)")
+
+    fake = tmp_path / "bin" / "claude"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+    fake.chmod(0o755)
+    home = Path(os.environ["HOME"])
+    code, lines = doctor(repo, GITGAUGE_CLAUDE_BIN=str(fake))
+    assert line(lines, f"warn  claude-code: {fake}, not logged in (no ANTHROPIC_API_KEY, no ")
+    assert lines[lines.index(line(lines, "warn  claude-code")) + 1].strip() == (
+        "run `claude` once and log in, or set ANTHROPIC_API_KEY"
+    )
+
+    credentials = home / ".claude" / ".credentials.json"
+    credentials.parent.mkdir(parents=True, exist_ok=True)
+    credentials.write_text("{}", encoding="utf-8")
+    code, lines = doctor(repo, GITGAUGE_CLAUDE_BIN=str(fake))
+    assert line(lines, f"ok    claude-code: {fake}, logged in ({credentials})")
+    code, lines = doctor(repo, GITGAUGE_CLAUDE_BIN=str(fake), ANTHROPIC_API_KEY="sk-test")
+    assert line(lines, f"ok    claude-code: {fake}, key in ANTHROPIC_API_KEY")
