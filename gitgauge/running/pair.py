@@ -10,12 +10,14 @@ a `RunResult` built from the kind's typed draft. An agent's failure is a result 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from gitgauge.core import kinds, links, process
+from gitgauge.core import kinds, links, process, transcript
+from gitgauge.core.claude import ClaudeResult, result_from_event
 from gitgauge.core.errors import GitGaugeError
 from gitgauge.core.git import Repository
 from gitgauge.core.git.checkout import AgentDiff
@@ -31,7 +33,13 @@ from gitgauge.core.store import (
 from gitgauge.core.suite import UserCommands
 from gitgauge.core.worktree import Warn, warn_once
 from gitgauge.running import harness as harnesses
-from gitgauge.running.adapters.base import AdapterContext, AdapterOutcome, prompt_file
+from gitgauge.running.adapters.base import (
+    AdapterContext,
+    AdapterOutcome,
+    keep_transcript,
+    prompt_file,
+    transcript_file,
+)
 from gitgauge.running.plan import PlannedConfig
 from gitgauge.running.scoring import diffstat
 from gitgauge.running.scoring.protect import WorkspaceEscape
@@ -74,8 +82,9 @@ class Pair:
         kind = kinds.get(task.kind)
         draft = kind.draft(kind=task.kind, sandbox="bwrap" if self.sandbox is not None else "none")
         checkout_before = self.repo.checkout_state()
+        phases = Phases()
         try:
-            self._score(kind, planned, task, prepared, log_dir, draft, slot=slot)
+            self._score(kind, planned, task, prepared, log_dir, draft, slot=slot, phases=phases)
         except WorkspaceEscape as error:
             draft.error("escaped-workspace", str(error))
         except GitGaugeError as error:
@@ -91,6 +100,7 @@ class Pair:
             )
             self.warn(message)
             draft.error("escaped-workspace", message)
+        draft.update(**phases.fields())
         return RunResult(
             runId=self.run_id,
             config=planned.config.name,
@@ -108,10 +118,12 @@ class Pair:
         workspace: Workspace,
         env: dict[str, str],
         log_dir: Path,
+        draft: ResultDraft,
     ) -> AdapterOutcome:
         """The config's harness laid in and the adapter run (in the sandbox, with its own copy of
         the config dir). The harness is taken out of what the agent left by `read_work`: it is
-        not the agent's work, so it stays out of the diff, the patch and the graded tree."""
+        not the agent's work, so it stays out of the diff, the patch and the graded tree. The
+        agent's transcript goes to the logs and what it did into the draft (`behaviour`)."""
         harness = planned.harness
         harnesses.overlay(harness, workspace.path)
         prompt = render_prompt(planned.config.prompt, task)
@@ -119,6 +131,7 @@ class Pair:
         with (
             harnesses.agent_config_dir(harness, environ=os.environ) as config_dir,
             prompt_file(whole, repository=self.repo.root) as prompt_path,
+            transcript_file(repository=self.repo.root) as transcript_path,
         ):
             agent_sandbox = (
                 self.sandbox.argv(
@@ -126,14 +139,20 @@ class Pair:
                         workspace=workspace.path,
                         # The prompt's directory is the pair's own: the agent reads the file.
                         read_only=(*workspace.stores, prompt_path.parent),
-                        writable=(workspace.agent_git, *([config_dir] if config_dir else [])),
+                        writable=(
+                            workspace.agent_git,
+                            # The transcript's directory is the pair's own: the agent writes it.
+                            transcript_path.parent,
+                            *([config_dir] if config_dir else []),
+                        ),
                     ),
                     agent=True,
                 )
                 if self.sandbox
                 else []
             )
-            return planned.adapter.run(
+            agent_started = datetime.now(timezone.utc)
+            outcome = planned.adapter.run(
                 AdapterContext(
                     workspace=workspace.path,
                     task=task,
@@ -146,8 +165,41 @@ class Pair:
                     sandbox=agent_sandbox,
                     prompt_file=prompt_path,
                     warn=self.warn,
+                    transcript_file=transcript_path,
                 )
             )
+            keep_transcript(transcript_path, log_dir)
+        return self._read_transcript(outcome, log_dir, draft, started=agent_started)
+
+    def _read_transcript(
+        self, outcome: AdapterOutcome, log_dir: Path, draft: ResultDraft, *, started: datetime
+    ) -> AdapterOutcome:
+        """What the agent did, from its transcript, into `draft`; a transcript's own `result`
+        event gives the cost and tokens an adapter did not report (a script that runs claude)."""
+        read = transcript.read(log_dir / transcript.TRANSCRIPT_FILE)
+        if read is None:
+            return outcome
+        draft.update(
+            behaviour=transcript.behaviour(
+                read, test_command=self.config.testCommand, started_at=started
+            )
+        )
+        if outcome.cost_usd is not None or outcome.input_tokens is not None or not read.result:
+            return outcome
+        try:
+            reported: ClaudeResult = result_from_event(read.result)
+        except ValueError as error:
+            self.warn(f"{log_dir / transcript.TRANSCRIPT_FILE}: result event: {error}")
+            return outcome
+        return replace(
+            outcome,
+            cost_usd=None if reported.used_nothing else reported.total_cost_usd,
+            input_tokens=reported.input_tokens,
+            output_tokens=reported.output_tokens,
+            cache_creation_input_tokens=reported.cache_creation_input_tokens,
+            cache_read_input_tokens=reported.cache_read_input_tokens,
+            num_turns=outcome.num_turns if outcome.num_turns is not None else reported.num_turns,
+        )
 
     def _score(
         self,
@@ -159,6 +211,7 @@ class Pair:
         draft: ResultDraft,
         *,
         slot: int,
+        phases: Phases,
     ) -> None:
         """Fill `draft` step by step, so an error keeps what was measured."""
         link = self.config.worktree.link
@@ -173,15 +226,19 @@ class Pair:
             setup_error = steps.setup()
             if setup_error is not None:
                 draft.error("setup", setup_error)
+                phases.lap("setup")
                 return
             steps_of_kind.after_setup()
+            phases.lap("setup")
             outcome = steps.run_agent()
             draft.update(**outcome_fields(outcome))
             steps_of_kind.after_agent()
             # Measured for failed agents too: the patch of a timed-out agent helps to see why.
             diff = steps.read_work(start=steps_of_kind.start)
+            phases.lap("agent")
             if outcome.ok:
                 steps_of_kind.grade(diff)
+                phases.lap("grading")
 
     def _setup(self, workspace: Path, env: dict[str, str], log_dir: Path) -> str | None:
         """Run setupCommand; the reason it failed, or None."""
@@ -225,7 +282,9 @@ class PairSteps:
         return self.pair._setup(self.workspace.path, self.env, self.log_dir)
 
     def run_agent(self) -> AdapterOutcome:
-        return self.pair._run_agent(self.planned, self.task, self.workspace, self.env, self.log_dir)
+        return self.pair._run_agent(
+            self.planned, self.task, self.workspace, self.env, self.log_dir, self.draft
+        )
 
     def read_work(self, *, start: str) -> AgentDiff:
         """What the agent left, read through gitgauge's own git directory and index (only
@@ -278,8 +337,37 @@ def outcome_fields(outcome: AdapterOutcome) -> dict[str, Any]:
         "reasoningOutputTokens": outcome.reasoning_output_tokens,
     }
     if error_kind is not None:
-        fields.update(status="error", errorKind=error_kind, errorMessage=outcome.error_message)
+        fields.update(
+            status="error",
+            errorKind=error_kind,
+            errorMessage=outcome.error_message,
+            errorCause=outcome.error_cause,
+        )
     return fields
+
+
+@dataclass
+class Phases:
+    """A pair's wall-clock time by phase: setup (the workspace and `setupCommand`), agent (the
+    harness, the adapter, its work read back) and grading; laps of one monotonic clock."""
+
+    started: float = field(default_factory=time.monotonic)
+    last: float = 0.0
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def lap(self, phase: str) -> None:
+        """The time since the previous lap (or the start) is `phase`'s."""
+        moment = time.monotonic()
+        self.seconds[phase] = round(moment - (self.last or self.started), 3)
+        self.last = moment
+
+    def fields(self) -> dict[str, float | None]:
+        return {
+            "wallSeconds": round(time.monotonic() - self.started, 3),
+            "setupSeconds": self.seconds.get("setup"),
+            "agentSeconds": self.seconds.get("agent"),
+            "gradingSeconds": self.seconds.get("grading"),
+        }
 
 
 def now() -> str:
