@@ -12,8 +12,9 @@ text (system prompt, tool descriptions and messages, flattened) plays its script
 counted by the `tool_result`s already in the conversation: `Read` the file (the CLI refuses to
 write a file it has not read), then `Write` it with the rule's content, then (when the rule has a
 `bash` command: a harness that tells the agent to run the tests) run that command through the
-`Bash` tool, then end the turn with a short text. A request no rule matches, and every auxiliary request (a title, a quota check, a
-small model's summary: no `Write` tool offered), gets a plain end-turn text that touches nothing.
+`Bash` tool, then end the turn with a short text. A request no rule matches, and every auxiliary
+request (a title, a quota check, a small model's summary: no `Write` tool offered), gets a plain
+end-turn text that touches nothing.
 
 Usage in every answer is fixed (`INPUT_TOKENS`, `OUTPUT_TOKENS`, ...) so tests can assert the
 tokens gitgauge records. Point the CLI at it with `ANTHROPIC_BASE_URL=fake.base_url`.

@@ -121,10 +121,12 @@ def test_a_published_paired_example_gives_the_published_p_value_and_interval(
     assert "Compared on the 161 tasks both ran, one attempt each." in text
     assert "tasks resolved by both: 59, only A: 16, only B: 6, neither: 80" in text
     assert "exact McNemar, p = 0.05" in text
-    assert text.rstrip().endswith(
+    verdict, power = text.rstrip().splitlines()[-2:]
+    assert verdict == (
         "B resolved 10 fewer of 161 tasks than A; the difference, -6 points "
         "[95% CI -12, -0.5], could be chance (p = 0.05)."
     )
+    assert power.startswith("Tasks for a verdict: the exact McNemar test reaches p < 0.05")
 
 
 def test_a_clear_difference_is_called_unlikely_to_be_chance(repo: GitRepo) -> None:
@@ -385,7 +387,14 @@ def test_gold_against_noop_on_three_tasks_could_still_be_chance(
     assert value["pValue"] == 0.25
     assert value["warnings"] == []
     assert "Compared on the 3 tasks both ran, one attempt each." in finished.stdout
-    assert finished.stdout.rstrip().endswith(
+    verdict, power = finished.stdout.rstrip().splitlines()[-2:]
+    assert verdict == (
         "gold resolved 3 more of 3 tasks than noop; the difference, +100 points "
         f"[95% CI {value['difference']['low'] * 100:+.0f}, +100], could be chance (p = 0.25)."
     )
+    # 3 of 3 for B: 6 tasks all one way give p = 2 / 2^6 < 0.05 (5 give 0.0625).
+    assert power == (
+        "Tasks for a verdict: the exact McNemar test reaches p < 0.05 with 80% power at 6 tasks, "
+        "if the discordance observed holds (only A 0, only B 3 of 3 tasks)."
+    )
+    assert value["tasksForVerdict"]["tasks"] == 6

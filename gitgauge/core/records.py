@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import (
@@ -389,6 +390,20 @@ def implausible(result: RunResult) -> str | None:
         if value > cap:
             return f"{name}: {shown} is past the plausible {cap:,.0f} {unit}".rstrip()
     return None
+
+
+def wall_seconds(result: RunResult) -> float | None:
+    """A pair's wall-clock time: its `wallSeconds`, else (results written before gitgauge
+    recorded it) the time between its `startedAt` and `finishedAt`."""
+    if result.wallSeconds is not None:
+        return result.wallSeconds
+    try:
+        started = datetime.fromisoformat(result.startedAt.replace("Z", "+00:00"))
+        finished = datetime.fromisoformat(result.finishedAt.replace("Z", "+00:00"))
+        seconds = (finished - started).total_seconds()
+    except (ValueError, TypeError):
+        return None
+    return seconds if 0 <= seconds <= MAX_SECONDS else None
 
 
 class RunManifest(BaseModel):
