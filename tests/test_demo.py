@@ -26,24 +26,38 @@ def test_demo_mines_runs_the_baselines_and_prints_the_report(demo_run_once: Demo
     )
     header = next(index for index, line in enumerate(lines) if line.startswith("CONFIG"))
     assert lines[header].split() == [
-        "CONFIG", "RESOLVED", "ERRORS", "REGRESS", "AVG", "COST", "AVG", "TIME", "AVG", "DIFF",
-        "RATE",
+        "CONFIG", "RESOLVED", "ERRORS", "REGRESS", "AVG", "COST", "AVG", "TIME", "TOTAL", "TIME",
+        "AVG", "DIFF", "RATE",
     ]  # fmt: skip
     gold, noop = lines[header + 2].split(), lines[header + 3].split()
     assert gold[:5] == ["gold", "3/3", "0", "0", "-"]
     assert noop[:5] == ["noop", "0/3", "0", "0", "-"]
-    assert noop[8:11] == ["0.0", "[0.0,", "0.0]"]  # AVG DIFF: noop changes nothing
+    assert noop[9:12] == ["0.0", "[0.0,", "0.0]"]  # AVG DIFF: noop changes nothing
     # One offline agent, two harnesses: only the one with the overlaid CLAUDE.md finds the fixes,
     # and the CLAUDE.md itself is not counted as the agent's diff.
     agent, with_notes = lines[header + 4].split(), lines[header + 5].split()
     assert agent[:2] == ["agent", "0/3"]
     assert with_notes[:2] == ["agent-with-claude-md", "3/3"]
-    assert with_notes[8] == "2.0"  # the fixes' own lines; gold's diff is the same
-    assert gold[8] == "2.0"
+    assert with_notes[9] == "2.0"  # the fixes' own lines; gold's diff is the same
+    assert gold[9] == "2.0"
     compare = lines.index("$ gitgauge compare agent agent-with-claude-md")
     assert lines[compare + 4] == "Harness B vs A: + CLAUDE.md (7 lines)"
     assert any(
         line.startswith("agent-with-claude-md resolved 3 more of 3 tasks than agent")
+        for line in lines[compare:]
+    )
+    # What the agent did differently, from the transcripts the demo agent writes: with the
+    # CLAUDE.md it reads the notes and one file and runs the tests; without, it reads every
+    # source file and runs nothing.
+    behaviour = next(line for line in lines[compare:] if line.startswith("Behaviour B vs A:"))
+    assert behaviour.startswith(
+        "Behaviour B vs A: ran the tests in 3 of 3 tasks (A: 0 of 3); median turns "
+    ), behaviour
+    assert "median files read 2 (A: " in behaviour
+    assert any(
+        line.startswith(
+            "Tasks for a verdict: the exact McNemar test reaches p < 0.05 with 80% power at 6 tasks"
+        )
         for line in lines[compare:]
     )
 
