@@ -273,6 +273,49 @@ def test_both_sides_error_counts_are_their_own_and_count_as_unresolved(repo: Git
     assert re.search(r"^resolved\s+2/4\s+1/4$", text, re.MULTILINE), text
 
 
+def test_a_side_mostly_errors_is_warned_about_and_one_all_errors_gets_no_verdict(
+    repo: GitRepo,
+) -> None:
+    mostly = {"A": ["resolved", "unresolved", "resolved", "resolved"],
+              "B": ["error", "error", "error", "resolved"]}  # fmt: skip
+    store_run(
+        repo,
+        RUN_1,
+        [
+            outcome(config, f"t{index}", status, errorKind="adapter-exit" if status == "error"
+                    else None, errorMessage="claude: Not logged in: run `claude /login`"
+                    if status == "error" else None)
+            for config, column in mostly.items()
+            for index, status in enumerate(column)
+        ],
+    )  # fmt: skip
+
+    value = compare_json(repo, "A", "B")
+
+    assert value["refused"] is None
+    assert any(
+        warning.startswith("B: 3 of its 4 pairs are errors and only 1 scored")
+        for warning in value["warnings"]
+    ), value["warnings"]
+    assert not any(warning.startswith("A:") for warning in value["warnings"])
+
+    store_run(
+        repo,
+        RUN_2,
+        [outcome("C", "t0", "resolved")]
+        + [outcome("D", "t0", "error", errorKind="adapter-exit",
+                   errorMessage="claude: Not logged in: run `claude /login`")],
+    )  # fmt: skip
+    refused = run_gitgauge("compare", "C", "D", cwd=repo.root)
+
+    assert refused.returncode == 1
+    assert (
+        "No verdict: every pair of D is an error (claude: Not logged in: run `claude /login`)"
+    ) in refused.stdout
+    assert "could be chance" not in refused.stdout
+    assert "Tasks for a verdict" not in refused.stdout
+
+
 def test_differences_between_the_runs_are_warned_about(repo: GitRepo) -> None:
     store_run(
         repo,

@@ -87,6 +87,11 @@ def test_a_config_that_is_not_logged_in_stops_after_three_pairs_and_the_other_fi
     assert all(str(r["errorMessage"]).startswith("claude: Not logged in") for r in stopped)
     assert all(r["costUsd"] is None for r in stopped)
     assert [r["status"] for r in results_of(run_dir, "fine")] == ["unresolved"] * 5
+    # Every pair's wall time, by phase beside the whole (setup, agent, grading).
+    for r in results_of(run_dir, "fine"):
+        phases = [r["setupSeconds"], r["agentSeconds"], r["gradingSeconds"]]
+        assert all(isinstance(p, float) and p >= 0 for p in phases), r
+        assert sum(phases) <= r["wallSeconds"] + 0.01
     models = [record["argv"][record["argv"].index("--model") + 1] for record in read_records(env)]
     assert models.count("broken") == 3 and models.count("fine") == 5
     # The report still printed, with `-` for the cost nobody reported.
@@ -206,3 +211,34 @@ def test_estimate_without_an_earlier_run_samples_three_pairs(demo: GitRepo, tmp_
     assert "estimate of the 2 pairs still to run:" in outcome.stdout
     assert "expected: about $0.10" in outcome.stdout
     assert "gitgauge run --resume" in outcome.stdout
+
+
+def test_an_adapter_without_credentials_or_a_working_binary_is_refused_before_any_pair(
+    demo: GitRepo, tmp_path: Path
+) -> None:
+    env = {**os.environ, **fake_claude_env(tmp_path, {"cost": 0.1})}
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"):
+        env.pop(name, None)
+    env.pop("CLAUDE_CONFIG_DIR", None)
+    env["HOME"] = str(tmp_path / "empty-home")
+    (tmp_path / "empty-home").mkdir()
+    config = agent_config(tmp_path / "configs", "nologin", adapter="claude-code", model="m")
+
+    refused = run_gitgauge("run", *configs_args(config), cwd=demo.root, env=env)
+
+    assert refused.returncode == 1
+    assert "Not logged in: run `claude /login`, or set ANTHROPIC_API_KEY" in refused.stderr
+    assert read_records(env) == []  # no pair started, no request made
+    assert not (demo.root / ".gitgauge" / "runs").exists() or not any(
+        (demo.root / ".gitgauge" / "runs").iterdir()
+    )
+
+    broken_binary = tmp_path / "claude-broken"
+    broken_binary.write_text("#!/bin/sh\necho 'cannot start' >&2\nexit 9\n", encoding="utf-8")
+    broken_binary.chmod(0o755)
+    env.update(ANTHROPIC_API_KEY="sk-ant-dummy", GITGAUGE_CLAUDE_BIN=str(broken_binary))
+
+    refused = run_gitgauge("run", *configs_args(config), cwd=demo.root, env=env)
+
+    assert refused.returncode == 1
+    assert "nologin" in refused.stderr and "cannot start" in refused.stderr, refused.stderr
