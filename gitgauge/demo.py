@@ -194,7 +194,8 @@ def run_demo(target: pathlib.Path, *, python: str, screen: DemoScreen, warn: War
         "gold applies each real fix and should resolve every task; noop changes nothing",
         f"and should resolve none. {DEMO_AGENT} and {DEMO_AGENT_WITH_NOTES} are one offline",
         "agent with two harnesses: the second has a CLAUDE.md (overlaid by `files:`) that",
-        "tells it how to fix each bug. Did the CLAUDE.md help?",
+        "tells it how to fix each bug and to run the tests. Did the CLAUDE.md help, and what",
+        "did the agent do differently (its transcripts are in the run's logs)?",
         "",
         f"$ gitgauge compare {DEMO_AGENT} {DEMO_AGENT_WITH_NOTES}",
     ):

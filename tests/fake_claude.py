@@ -1,6 +1,11 @@
 #!/usr/bin/env python3
-"""A fake `claude` CLI for tests: it edits files and prints the JSON result of `claude -p
---output-format json` as a scenario tells it to, and records how it was invoked.
+"""A fake `claude` CLI for tests: it edits files and prints what `claude -p` prints, as a
+scenario tells it to, and records how it was invoked. With `--output-format json` that is the
+result object; with `--output-format stream-json --verbose` (what the claude-code adapter runs)
+the event stream of `tests/fixtures/claude-stream-json-2.1.197.jsonl` (a real claude 2.1.197
+run): the `system` init event, an `assistant` event per model message (a `tool_use` or a text
+block, one message id each), a `user` event with each tool's `tool_result` and a timestamp, and
+the same result object last. `claude --version` prints a version and records nothing.
 
 Use it from a test:
 
@@ -32,6 +37,13 @@ Scenario keys (all optional), applied in this order:
 - `stderr`: text written to stderr.
 - `stdout_before`: text printed before the result (noise lines claude or hooks may print).
 - `raw_stdout`: text printed *instead of* the result object (malformed JSON, say).
+- `steps` (stream-json): the agent's tool calls, each `{"tool": "Bash", "input": {...},
+  "result": "text", "is_error": false, "denied": false}` (denied: refused by permissions, listed
+  in the result's `permission_denials`), or `{"text": "..."}` for a message. Without `steps`,
+  each `files` entry is a `Write` step and each `replace` entry an `Edit` step, then the result
+  text as the final message.
+- `assistant_error`: (stream-json) an `error` on a synthetic assistant message carrying the
+  result text, as claude prints when it is not logged in (`authentication_failed`).
 - `envelope`: false to print no result object at all (default true). The object is
   `tests/fixtures/claude-print-json-2.1.328.json` (a real claude 2.1.328 output) with overrides:
   - `result` (text), `cost` (-> `total_cost_usd`), `is_error`, `subtype`, `num_turns`,
@@ -57,11 +69,15 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 FAKE_CLAUDE = Path(__file__).resolve()
 FIXTURE = FAKE_CLAUDE.parent / "fixtures" / "claude-print-json-2.1.328.json"
+STREAM_FIXTURE = FAKE_CLAUDE.parent / "fixtures" / "claude-stream-json-2.1.197.jsonl"
+VERSION = "2.1.197 (Claude Code)"
+FAKE_KEY = "sk-ant-fake-claude"
 RECORDED_ENV = (
     "PWD",
     "HOME",
@@ -97,7 +113,8 @@ def fake_claude_env(
 ) -> dict[str, str]:
     """Write `scenario` under `tmp_path` and return the environment additions that make
     gitgauge run the fake: GITGAUGE_CLAUDE_BIN (or, with `via_path`, a PATH whose first entry
-    holds a `claude` link to the fake), FAKE_CLAUDE_SCENARIO and FAKE_CLAUDE_RECORD."""
+    holds a `claude` link to the fake), FAKE_CLAUDE_SCENARIO, FAKE_CLAUDE_RECORD, and a dummy
+    ANTHROPIC_API_KEY (`run` refuses to start a claude with no credentials at all)."""
     folder = tmp_path / "fake-claude"
     number = 1
     while folder.exists():
@@ -109,6 +126,8 @@ def fake_claude_env(
     env = {
         "FAKE_CLAUDE_SCENARIO": str(scenario_path),
         "FAKE_CLAUDE_RECORD": str(folder / "record.jsonl"),
+        # `run` checks that claude has credentials before it starts (none are ever used).
+        "ANTHROPIC_API_KEY": FAKE_KEY,
     }
     if via_path:
         bin_dir = folder / "bin"
@@ -187,6 +206,96 @@ def _edit_files(scenario: dict[str, Any]) -> None:
         target.write_text(text, encoding="utf-8")
 
 
+def stream_fixture() -> list[dict[str, Any]]:
+    """The events of the real claude 2.1.197 stream-json run the fake is shaped on."""
+    lines = STREAM_FIXTURE.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def _steps(scenario: dict[str, Any]) -> list[dict[str, Any]]:
+    if "steps" in scenario:
+        steps: list[dict[str, Any]] = scenario["steps"]
+        return steps
+    cwd = os.getcwd()
+    made = [
+        {"tool": "Write", "input": {"file_path": f"{cwd}/{path}", "content": text or ""},
+         "result": f"The file {cwd}/{path} has been updated successfully."}
+        for path, text in scenario.get("files", {}).items()
+    ]  # fmt: skip
+    made += [
+        {"tool": "Edit", "input": {"file_path": f"{cwd}/{path}"},
+         "result": f"The file {cwd}/{path} has been updated."}
+        for path in scenario.get("replace", {})
+    ]  # fmt: skip
+    return made
+
+
+def _stream(scenario: dict[str, Any], envelope: dict[str, Any] | None, model: str | None) -> str:
+    """The stream-json events of the scenario, shaped on the real run's."""
+    real = stream_fixture()
+    init = dict(next(event for event in real if event["type"] == "system"))
+    assistant = next(event for event in real if event["type"] == "assistant")
+    session = envelope["session_id"] if envelope else init["session_id"]
+    init.update(cwd=os.getcwd(), session_id=session, model=model or init["model"])
+    events: list[dict[str, Any]] = [init]
+    denials = []
+
+    def message(content: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+        body = {**assistant["message"], "id": f"msg_fake{len(events):04d}", "content": content}
+        if model:
+            body["model"] = model
+        return {**assistant, "message": body, "session_id": session, **extra}
+
+    for number, step in enumerate(_steps(scenario)):
+        if "text" in step:
+            events.append(message([{"type": "text", "text": step["text"]}]))
+            continue
+        tool_id = f"toolu_fake{number:04d}"
+        use = {"type": "tool_use", "id": tool_id, "name": step["tool"], "input": step["input"]}
+        events.append(message([use]))
+        result: dict[str, Any] = {
+            "tool_use_id": tool_id,
+            "type": "tool_result",
+            "content": step.get("result", ""),
+        }
+        if step.get("denied"):
+            result.update(
+                content=f"Claude requested permissions to use {step['tool']}, but you haven't "
+                "granted it yet.",
+                is_error=True,
+            )
+            denials.append(
+                {"tool_name": step["tool"], "tool_use_id": tool_id, "tool_input": step["input"]}
+            )
+        elif step.get("is_error"):
+            result["is_error"] = True
+        events.append(
+            {
+                "type": "user",
+                "message": {"role": "user", "content": [result]},
+                "parent_tool_use_id": None,
+                "session_id": session,
+                "timestamp": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+            }
+        )
+    if envelope is not None:
+        if scenario.get("assistant_error"):
+            events.append(
+                message(
+                    [{"type": "text", "text": envelope.get("result") or ""}],
+                    error=scenario["assistant_error"],
+                )
+            )
+        elif envelope.get("result"):
+            events.append(message([{"type": "text", "text": envelope["result"]}]))
+        if denials:
+            envelope = {**envelope, "permission_denials": denials}
+    text = "".join(json.dumps(event) + "\n" for event in events)
+    if envelope is not None:
+        text += json.dumps(envelope, indent=2 if scenario.get("pretty") else None) + "\n"
+    return text
+
+
 def _envelope(scenario: dict[str, Any]) -> dict[str, Any]:
     envelope = envelope_fixture()
     for key, field in _ENVELOPE_SHORTCUTS.items():
@@ -202,6 +311,9 @@ def _envelope(scenario: dict[str, Any]) -> dict[str, Any]:
 
 def main() -> int:
     argv = sys.argv[1:]
+    if argv == ["--version"]:
+        print(VERSION)
+        return 0
     prompt = sys.stdin.read()
     scenario = _load_scenario(argv, prompt)
     child: subprocess.Popen[bytes] | None = None
@@ -226,8 +338,13 @@ def main() -> int:
         sys.stderr.write(scenario["stderr"])
     if scenario.get("stdout_before"):
         sys.stdout.write(scenario["stdout_before"])
+    streaming = "stream-json" in argv
     if "raw_stdout" in scenario:
         sys.stdout.write(scenario["raw_stdout"])
+    elif streaming:
+        model = argv[argv.index("--model") + 1] if "--model" in argv[:-1] else None
+        envelope = _envelope(scenario) if scenario.get("envelope", True) else None
+        sys.stdout.write(_stream(scenario, envelope, model))
     elif scenario.get("envelope", True):
         indent = 2 if scenario.get("pretty") else None
         sys.stdout.write(json.dumps(_envelope(scenario), indent=indent) + "\n")

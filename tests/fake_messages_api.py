@@ -10,13 +10,14 @@ The "model" is a list of `Rule`s. A request of the CLI's agent loop (one that of
 tool) is matched against the rules in order: the first whose `needle` occurs in the request's
 text (system prompt, tool descriptions and messages, flattened) plays its script, step by step,
 counted by the `tool_result`s already in the conversation: `Read` the file (the CLI refuses to
-write a file it has not read), then `Write` it with the rule's content, then end the turn with a
-short text. A `CommandRule` instead runs its command with the `Bash` tool, then ends the turn. A
-request no rule matches, and every auxiliary request (a title, a quota check, a small model's
-summary: no `Write` tool offered), gets a plain end-turn text that touches nothing, unless one of
-`replies` (a needle and an answer) matches it: a judge's request, say (a `Reply` answers any
-request it matches, agent loop or not). An `Act` runs a list of shell commands with `Bash`, one
-per step, then ends the turn with its answer.
+write a file it has not read), then `Write` it with the rule's content, then (when the rule has a
+`bash` command: a harness that tells the agent to run the tests) run that command through the
+`Bash` tool, then end the turn with a short text. A `CommandRule` instead runs its command with
+the `Bash` tool, then ends the turn. A request no rule matches, and every auxiliary request (a
+title, a quota check, a small model's summary: no `Write` tool offered), gets a plain end-turn
+text that touches nothing, unless one of `replies` (a needle and an answer) matches it: a judge's
+request, say (a `Reply` answers any request it matches, agent loop or not). An `Act` runs a list
+of shell commands with `Bash`, one per step, then ends the turn with its answer.
 
 Usage in every answer is fixed (`INPUT_TOKENS`, `OUTPUT_TOKENS`, ...) so tests can assert the
 tokens gitgauge records. Point the CLI at it with `ANTHROPIC_BASE_URL=fake.base_url`.
@@ -46,11 +47,13 @@ _WORKING_DIRECTORY = re.compile(r"(?:Primary working|Working) directory: (\S+)")
 @dataclass(frozen=True)
 class Rule:
     """When a request of the agent loop contains `needle`: write `content` to `path` (relative
-    to the CLI's working directory), then end the turn."""
+    to the CLI's working directory), run `bash` (when given) with the Bash tool, then end the
+    turn."""
 
     needle: str
     path: str
     content: str
+    bash: str | None = None
 
 
 @dataclass(frozen=True)
@@ -252,6 +255,8 @@ class FakeMessagesApi:
             call = {"name": "Read", "input": {"file_path": target}}
         elif step == 1:
             call = {"name": "Write", "input": {"file_path": target, "content": rule.content}}
+        elif step == 2 and rule.bash is not None:
+            call = {"name": "Bash", "input": {"command": rule.bash, "description": "Run tests"}}
         else:
             return [{"type": "text", "text": DONE_ANSWER}], "end_turn"
         return [{"type": "tool_use", "id": tool_id, **call}], "tool_use"

@@ -20,7 +20,14 @@ from gitgauge.core.records import Task
 from gitgauge.core.schema import AgentConfig
 from gitgauge.running.adapters.base import Adapter, AdapterContext, AdapterOutcome, create
 
-BASE_ARGV = ["-p", "--output-format", "json", "--permission-mode", "acceptEdits"]
+BASE_ARGV = [
+    "-p",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+    "--permission-mode",
+    "acceptEdits",
+]
 # Shell syntax and a flag inside the prompt: harmless only because it never reaches argv.
 PROMPT = "Fix the following bug:\n\nfix: divide crashes on zero\n\n--model opus $(touch pwned)\n"
 CALC = "def divide(a, b):\n    return a / b\n"
@@ -113,7 +120,8 @@ def test_cost_tokens_and_turns_are_copied_from_the_result(
     assert outcome.num_turns == 2
     assert outcome.seconds > 0
     stdout_log = workspace.root.parent / "logs" / "agent.stdout"
-    assert json.loads(stdout_log.read_text())["session_id"] == fixture["session_id"]
+    last = stdout_log.read_text().splitlines()[-1]
+    assert json.loads(last)["session_id"] == fixture["session_id"]
 
 
 @pytest.mark.parametrize(
@@ -213,7 +221,7 @@ def test_claude_found_on_path(
         pytest.param(
             {"exit_code": 1, "envelope": False, "stderr": "Error: not logged in\n"},
             "adapter-exit",
-            ["claude exited 1", "not logged in"],
+            ["claude: Not logged in: run `claude /login`", "claude exited 1"],
             None,
             id="non-zero-exit-without-json",
         ),
@@ -273,7 +281,7 @@ def test_claude_found_on_path(
             id="tokens-of-the-wrong-type",
         ),
         pytest.param(
-            {"envelope": False},
+            {"raw_stdout": ""},
             "adapter-output",
             ["stdout is empty", "no output"],
             None,

@@ -460,6 +460,15 @@ def test_codex_and_claude_side_by_side_with_gold_and_noop_on_the_demo(
     )
     assert tokens == [(1000, 400, 200), (2000, 800, 400), (2000, 800, 400)]
     assert sorted(r["reasoningOutputTokens"] for r in results) == [50, 100, 100]
+    # Each pair's --json events are its transcript, and what codex did is counted from them:
+    # one command for each fixed task, none for the one it gave up on; codex reads files
+    # through commands, so no read count.
+    for r in results:
+        transcript = run_dir / "logs" / "codex" / r["task"] / "transcript.jsonl"
+        kinds = [json.loads(line)["type"] for line in transcript.read_text("utf-8").splitlines()]
+        assert "turn.completed" in kinds, kinds
+        assert (r["behaviour"]["source"], r["behaviour"]["filesRead"]) == ("codex", None)
+    assert sorted(r["behaviour"]["shellCommands"] for r in results) == [0, 1, 1]
     assert rows["codex"]["avgCostUsd"] == pytest.approx(
         sum((i - c) * 1.25 + c * 0.125 + o * 10 for i, c, o in tokens) / 3 / 1_000_000
     )

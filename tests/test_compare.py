@@ -121,12 +121,14 @@ def test_a_published_paired_example_gives_the_published_p_value_and_interval(
     assert "Compared on the 161 tasks both ran, one attempt each." in text
     assert "tasks resolved by both: 59, only A: 16, only B: 6, neither: 80" in text
     assert "exact McNemar, p = 0.05" in text
-    assert text.rstrip().endswith(
+    verdict, power = text.rstrip().splitlines()[-2:]
+    assert verdict == (
         "B resolved 10 fewer of 161 tasks than A; the difference, -6 points "
         "[95% CI -12, -0.5], could be chance (p = 0.05).\n"
         "Why both: the exact McNemar test decides whether it could be chance (p = 0.0525, not "
         "below 0.05); the interval is shown for the size of the difference."
     )
+    assert power.startswith("Tasks for a verdict: the exact McNemar test reaches p < 0.05")
 
 
 def test_a_clear_difference_is_called_unlikely_to_be_chance(repo: GitRepo) -> None:
@@ -274,6 +276,49 @@ def test_both_sides_error_counts_are_their_own_and_count_as_unresolved(repo: Git
     assert re.search(r"^resolved\s+2/4\s+1/4$", text, re.MULTILINE), text
 
 
+def test_a_side_mostly_errors_is_warned_about_and_one_all_errors_gets_no_verdict(
+    repo: GitRepo,
+) -> None:
+    mostly = {"A": ["resolved", "unresolved", "resolved", "resolved"],
+              "B": ["error", "error", "error", "resolved"]}  # fmt: skip
+    store_run(
+        repo,
+        RUN_1,
+        [
+            outcome(config, f"t{index}", status, errorKind="adapter-exit" if status == "error"
+                    else None, errorMessage="claude: Not logged in: run `claude /login`"
+                    if status == "error" else None)
+            for config, column in mostly.items()
+            for index, status in enumerate(column)
+        ],
+    )  # fmt: skip
+
+    value = compare_json(repo, "A", "B")
+
+    assert value["refused"] is None
+    assert any(
+        warning.startswith("B: 3 of its 4 pairs are errors and only 1 scored")
+        for warning in value["warnings"]
+    ), value["warnings"]
+    assert not any(warning.startswith("A:") for warning in value["warnings"])
+
+    store_run(
+        repo,
+        RUN_2,
+        [outcome("C", "t0", "resolved")]
+        + [outcome("D", "t0", "error", errorKind="adapter-exit",
+                   errorMessage="claude: Not logged in: run `claude /login`")],
+    )  # fmt: skip
+    refused = run_gitgauge("compare", "C", "D", cwd=repo.root)
+
+    assert refused.returncode == 1
+    assert (
+        "No verdict: every pair of D is an error (claude: Not logged in: run `claude /login`)"
+    ) in refused.stdout
+    assert "could be chance" not in refused.stdout
+    assert "Tasks for a verdict" not in refused.stdout
+
+
 def test_differences_between_the_runs_are_warned_about(repo: GitRepo) -> None:
     store_run(
         repo,
@@ -388,9 +433,16 @@ def test_gold_against_noop_on_three_tasks_could_still_be_chance(
     assert value["pValue"] == 0.25
     assert value["warnings"] == []
     assert "Compared on the 3 tasks both ran, one attempt each." in finished.stdout
-    assert finished.stdout.rstrip().endswith(
+    verdict, power = finished.stdout.rstrip().splitlines()[-2:]
+    assert verdict == (
         "gold resolved 3 more of 3 tasks than noop; the difference, +100 points "
         f"[95% CI {value['difference']['low'] * 100:+.0f}, +100], could be chance (p = 0.25).\n"
         "Why both: the exact McNemar test decides whether it could be chance (p = 0.25, not "
         "below 0.05); the interval is shown for the size of the difference."
     )
+    # 3 of 3 for B: 6 tasks all one way give p = 2 / 2^6 < 0.05 (5 give 0.0625).
+    assert power == (
+        "Tasks for a verdict: the exact McNemar test reaches p < 0.05 with 80% power at 6 tasks, "
+        "if the discordance observed holds (only A 0, only B 3 of 3 tasks)."
+    )
+    assert value["tasksForVerdict"]["tasks"] == 6

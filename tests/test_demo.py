@@ -26,15 +26,15 @@ def test_demo_mines_runs_the_baselines_and_prints_the_report(demo_run_once: Demo
     )
     header = next(index for index, line in enumerate(lines) if line.startswith("CONFIG"))
     assert lines[header].split() == [
-        "CONFIG", "RESOLVED", "ERRORS", "REGRESS", "AVG", "COST", "AVG", "TIME", "AVG", "DIFF",
-        "RATE",
+        "CONFIG", "RESOLVED", "ERRORS", "REGRESS", "AVG", "COST", "AVG", "TIME", "TOTAL", "TIME",
+        "AVG", "DIFF", "RATE",
     ]  # fmt: skip
     gold, noop = lines[header + 2].split(), lines[header + 3].split()
     assert gold[:5] == ["gold", "3/3", "0", "0", "-"]
     assert noop[:5] == ["noop", "0/3", "0", "0", "-"]
     # AVG TIME and AVG DIFF: noop takes no time and changes nothing; a column that does not vary
-    # has no interval, and every average its unit.
-    assert noop[5:8] == ["0.0s", "0.0", "lines"]
+    # has no interval, and every average its unit. TOTAL TIME between them: whole pairs' wall time.
+    assert noop[5] == "0.0s" and noop[6].endswith("s") and noop[7:9] == ["0.0", "lines"]
     # One offline agent, two harnesses: only the one with the overlaid CLAUDE.md finds the fixes,
     # and the CLAUDE.md itself is not counted as the agent's diff.
     agent, with_notes = lines[header + 4].split(), lines[header + 5].split()
@@ -54,6 +54,20 @@ def test_demo_mines_runs_the_baselines_and_prints_the_report(demo_run_once: Demo
         "Why both: the exact McNemar test decides whether it could be chance (p = 0.25, not "
         "below 0.05); the interval is shown for the size of the difference."
     ) in lines[compare:]
+    # What the agent did differently, from the transcripts the demo agent writes: with the
+    # CLAUDE.md it reads the notes and one file and runs the tests; without, it reads every
+    # source file and runs nothing.
+    behaviour = next(line for line in lines[compare:] if line.startswith("Behaviour B vs A:"))
+    assert behaviour.startswith(
+        "Behaviour B vs A: ran the tests in 3 of 3 tasks (A: 0 of 3); median turns "
+    ), behaviour
+    assert "median files read 2 (A: " in behaviour
+    assert any(
+        line.startswith(
+            "Tasks for a verdict: the exact McNemar test reaches p < 0.05 with 80% power at 6 tasks"
+        )
+        for line in lines[compare:]
+    )
 
     # The report reads the same run back; only the demo's gitgauge.yaml is new in the checkout.
     report = run_gitgauge("report", "--format", "json", cwd=target)

@@ -536,3 +536,62 @@ def test_a_suite_that_fails_only_in_the_sandbox_is_reported_at_mine_time(
     assert str(state / "last-run") in mined.stdout  # what it tried to touch
     assert "passes outside the sandbox but fails in it" in mined.stderr
     assert not list((repo.root / ".gitgauge" / "tasks").glob("*.yaml"))
+
+
+def test_the_users_own_change_to_the_checkout_during_a_pair_is_not_blamed_on_the_agent(
+    victim: GitRepo, tmp_path: Path
+) -> None:
+    """The sandbox hides the checkout from the agent, so a change there while a pair runs (the
+    user's editor, `gitgauge run > run.log` inside the checkout) is the user's: a warning, and
+    the pair is scored as usual, not an `escaped-workspace` error."""
+    gate = Path(os.environ["HOME"]) / "gate"  # a $HOME entry: visible, read-only, in the sandbox
+    gate.mkdir()
+    waiter = tmp_path / "wait.py"
+    waiter.write_text(
+        "import pathlib, time\n"
+        f"go = pathlib.Path({str(gate / 'go')!r})\n"
+        "while not go.exists():\n"
+        "    time.sleep(0.05)\n",
+        encoding="utf-8",
+    )
+    config = tmp_path / "waiter.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {"name": "waiter", "adapter": "script", "command": f"{sys.executable} {waiter}"}
+        )
+    )
+    running = subprocess.Popen(
+        [sys.executable, "-m", "gitgauge", "run", "-c", str(config)],
+        cwd=victim.root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        # The pair's log folder exists just before gitgauge notes the checkout's state; the
+        # agent then waits for `go` for as long as the test likes.
+        runs = victim.root / ".gitgauge" / "runs"
+        for _ in range(1200):
+            if list(runs.glob("*/logs/waiter/*")):
+                break
+            assert running.poll() is None, running.communicate()
+            subprocess.run(["sleep", "0.05"], check=True)
+        subprocess.run(["sleep", "1"], check=True)
+        (victim.root / "run.log").write_text("the user's own file\n", encoding="utf-8")
+        (gate / "go").write_text("", encoding="utf-8")
+        stdout, stderr = running.communicate(timeout=240)
+    finally:
+        if running.poll() is None:
+            running.kill()
+            running.communicate()
+    assert running.returncode == 0, stderr
+    assert "changed during the run; the sandbox hides it from the agents" in stderr, stderr
+    (found,) = runs.glob("*/results/waiter/*.json")
+    result = json.loads(found.read_text())
+    assert (result["status"], result["errorKind"], result["sandbox"]) == (
+        "unresolved",
+        None,
+        "bwrap",
+    )
+    assert (victim.root / "run.log").read_text() == "the user's own file\n"  # left alone

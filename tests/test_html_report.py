@@ -4,6 +4,9 @@ loaded in headless Chromium showing every config, every task and the charts."""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import os
 import re
 import shutil
@@ -17,7 +20,7 @@ import pytest
 from conftest import GitRepo, run_gitgauge
 from real_components import require
 
-from gitgauge.core.records import RunManifest, RunResult
+from gitgauge.core.records import AgentBehaviour, RunManifest, RunResult
 from gitgauge.core.schema import AgentConfig, Timeouts
 from gitgauge.core.store import Store
 
@@ -220,3 +223,95 @@ def test_the_page_renders_in_headless_chromium(report_repo: GitRepo, tmp_path: P
     assert shot.returncode == 0, shot.stderr[-2000:]
     assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert screenshot.stat().st_size > 10_000  # a blank page is a few hundred bytes
+
+
+def claude_transcript(command: str, output: str) -> str:
+    """A claude stream-json transcript: init, a Bash call and its result, a message, the end."""
+    events: list[dict[str, Any]] = [
+        {"type": "system", "subtype": "init", "cwd": "/work", "model": "m"},
+        {
+            "type": "assistant",
+            "message": {
+                "id": "msg_1",
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_1",
+                        "name": "Bash",
+                        "input": {"command": command},
+                    },
+                ],
+            },
+        },  # fmt: skip
+        {
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": output}],
+            },
+        },
+        {
+            "type": "assistant",
+            "message": {
+                "id": "msg_2",
+                "role": "assistant",
+                "content": [{"type": "text", "text": f"done {HOSTILE}"}],
+            },
+        },
+        {"type": "result", "subtype": "success", "is_error": False, "num_turns": 2},
+    ]
+    return "".join(json.dumps(event) + "\n" for event in events)
+
+
+def test_a_pairs_transcript_is_a_collapsible_list_of_steps_linked_from_its_cell(
+    report_repo: GitRepo,
+) -> None:
+    store = Store(report_repo.root)
+    config, task = "sonnet + CLAUDE.md", TASKS[0]
+    long_output = "x" * 5000 + "END-OF-OUTPUT"
+    logs = store.log_dir(RUN_ID, config, task)
+    (logs / "transcript.jsonl").write_text(
+        claude_transcript("pytest -q", long_output), encoding="utf-8"
+    )
+    behaviour = AgentBehaviour(
+        source="claude", turns=2, toolCalls={"Bash": 1}, shellCommands=1, testRuns=1,
+        filesRead=0, filesEdited=0,
+    )  # fmt: skip
+    store.save_result(
+        result(config, task, "resolved", costUsd=0.42, adapterSeconds=30.0, behaviour=behaviour)
+    )
+
+    written = run_gitgauge("report", "--html", "out/report.html", cwd=report_repo.root)
+
+    assert written.returncode == 0, written.stderr
+    page = (report_repo.root / "out" / "report.html").read_text(encoding="utf-8")
+    parsed = parse(page)
+    # The cell says what the agent did and links to the transcript further down the page.
+    anchors = [href for href in parsed.hrefs if href.startswith("#")]
+    assert len(anchors) == 1, anchors
+    opened = page.index(f'<details class="pair" id="{anchors[0][1:]}">')
+    block = page[opened : page.index("</ol>", opened)]
+    assert "2 turns, ran the tests, 0 read, 0 edited" in "".join(parsed.text)
+    # Collapsed (no `open`), one step per event the agent made, each opening to its text.
+    assert "<details open" not in page
+    assert "<summary>Bash: pytest -q</summary>" in page
+    assert page.count('<ol class="steps">') == 1
+    # What the agent wrote is escaped, and a long result is cut.
+    assert HOSTILE not in page
+    assert "x" * 2000 in page and "x" * 2001 not in page and "END-OF-OUTPUT" not in page
+    assert "<summary>Bash: pytest -q</summary>" in block
+
+    # The exports carry the behaviour: the rows' medians, the matrix's per-cell numbers.
+    rows = json.loads(run_gitgauge("report", "--format", "json", cwd=report_repo.root).stdout)
+    row = next(row for row in rows if row["config"] == config)
+    assert (row["behaviourTasks"], row["ranTestsTasks"], row["medianTurns"]) == (1, 1, 2.0)
+    assert row["medianTestRuns"] == 1.0 and row["totalWallSeconds"] == 180.0
+    as_csv = run_gitgauge("report", "--format", "csv", cwd=report_repo.root).stdout
+    csv_row = next(r for r in csv.DictReader(io.StringIO(as_csv)) if r["config"] == config)
+    assert float(csv_row["medianTurns"]) == 2.0 and csv_row["ranTestsTasks"] == "1"
+    cells = json.loads(
+        run_gitgauge("report", "--tasks", "--format", "json", cwd=report_repo.root).stdout
+    )
+    cell = next(c for c in cells if c["config"] == config and c["task"] == task)
+    assert (cell["measured"], cell["ranTests"], cell["turns"], cell["testRuns"]) == (1, 1, 2, 1)

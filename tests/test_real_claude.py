@@ -295,3 +295,74 @@ def test_a_configs_claude_md_and_skills_reach_the_real_cli(
     # The CLI wrote its state (.claude.json, sessions, ...) into a per-pair copy of configDir.
     after = sorted(p.relative_to(folder) for p in (folder / "claude-home").rglob("*"))
     assert after == original_config_dir
+
+
+RUN_TESTS_NEEDLE = "GITGAUGE-RUN-TESTS-5c2a"
+
+
+def test_a_harness_that_says_run_the_tests_shows_in_the_transcript_and_in_compare(
+    api: FakeMessagesApi, demo: GitRepo, tmp_path: Path, private_tmp: Path
+) -> None:
+    task = slug_task(demo)
+    fix = fixed_file(demo, task)
+    test_command = yaml.safe_load((demo.root / "gitgauge.yaml").read_text("utf-8"))["testCommand"]
+    # Both configs' model writes the fix; only the one whose CLAUDE.md says so then runs the
+    # task's test command through the Bash tool (its rule comes first: its requests hold both).
+    api.rules = [
+        Rule(needle=RUN_TESTS_NEEDLE, path=SLUG_FILE, content=fix, bash=test_command),
+        Rule(needle='returned "top-tips-for"', path=SLUG_FILE, content=fix),
+    ]
+    folder = tmp_path / "configs"
+    folder.mkdir()
+    (folder / "notes.md").write_text(
+        f"# Notes\n\n{RUN_TESTS_NEEDLE}: run the tests before you finish.\n", encoding="utf-8"
+    )
+    # Bash needs a permission in print mode (acceptEdits covers edits only).
+    allow = ["--allowedTools", "Bash"]
+    plain = agent_config(folder, "plain", adapter="claude-code", model=MODEL, args=allow)
+    tested = agent_config(
+        folder, "tested", adapter="claude-code", model=MODEL, args=allow,
+        files={"CLAUDE.md": "notes.md"},
+    )  # fmt: skip
+    env = claude_env(api.base_url, tmp_path / "home")
+    env["TMPDIR"] = str(private_tmp)
+
+    outcome = run_gitgauge(
+        "run", *configs_args(plain, tested), "--task", task["id"], cwd=demo.root, env=env
+    )
+
+    assert outcome.returncode == 0, outcome.stderr
+    assert api.escapes() == []
+    (run_dir,) = (demo.root / ".gitgauge" / "runs").iterdir()
+    results = {name: load_result(run_dir, name, task["id"]) for name in ("plain", "tested")}
+    assert {n: r["status"] for n, r in results.items()} == {
+        "plain": "resolved",
+        "tested": "resolved",
+    }, json.dumps(results, indent=1)[:4000]
+    # The transcripts are saved, and what they say is counted.
+    for name in results:
+        transcript = run_dir / "logs" / config_dir_name(name) / task["id"] / "transcript.jsonl"
+        events = [json.loads(line) for line in transcript.read_text("utf-8").splitlines()]
+        assert events[0]["type"] == "system" and events[-1]["type"] == "result"
+        bash = [
+            block
+            for event in events
+            if event["type"] == "assistant"
+            for block in event["message"]["content"]
+            if block.get("type") == "tool_use" and block.get("name") == "Bash"
+        ]
+        assert [b["input"]["command"] for b in bash] == ([test_command] if name == "tested" else [])
+    plain_did, tested_did = results["plain"]["behaviour"], results["tested"]["behaviour"]
+    assert (plain_did["testRuns"], tested_did["testRuns"]) == (0, 1)
+    assert (plain_did["shellCommands"], tested_did["shellCommands"]) == (0, 1)
+    assert plain_did["toolCalls"] == {"Read": 1, "Write": 1}
+    assert tested_did["toolCalls"] == {"Read": 1, "Write": 1, "Bash": 1}
+    assert plain_did["filesEdited"] == tested_did["filesEdited"] == 1
+    assert (plain_did["turns"], tested_did["turns"]) == (3, 4)
+
+    compared = run_gitgauge("compare", "plain", "tested", cwd=demo.root)
+
+    assert compared.returncode == 0, compared.stderr
+    assert (
+        "Behaviour B vs A: ran the tests in 1 of 1 tasks (A: 0 of 1); median turns 4 (A: 3)"
+    ) in compared.stdout, compared.stdout

@@ -72,15 +72,17 @@ SCRIPT = [
 # The intervals: RATE is Wilson (3 of 5: 23% to 88%); the averages' are the exact bootstrap
 # percentiles of the five per-task values (see test_average_intervals_are_the_bootstrap_...).
 EXPECTED_TABLE = """\
-CONFIG     RESOLVED    ERRORS    REGRESS    AVG COST              AVG TIME              AVG DIFF               RATE
----------  ----------  --------  ---------  --------------------  --------------------  ---------------------  ------------
-sonnet     3/5         1         1          $0.3000 [0.18, 0.42]  200.0s [18.0, 552.0]  6.8 lines [2.5, 11.0]  60% [23, 88]
-my script  0/2         1         -          -                     1.2s                  0.0 lines              0% [0, 66]
+CONFIG     RESOLVED    ERRORS    REGRESS    AVG COST              AVG TIME              TOTAL TIME    AVG DIFF               RATE
+---------  ----------  --------  ---------  --------------------  --------------------  ------------  ---------------------  ------------
+sonnet     3/5         1         1          $0.3000 [0.18, 0.42]  200.0s [18.0, 552.0]  5m00s         6.8 lines [2.5, 11.0]  60% [23, 88]
+my script  0/2         1         -          -                     1.2s                  2m00s         0.0 lines              0% [0, 66]
 
 RESOLVED, ERRORS and REGRESS count tasks; an error counts as unresolved. RATE: resolved / tasks.
-[low, high]: 95% interval, Wilson for RATE, bootstrap over tasks for the averages. A bootstrap over
-fewer than 10 tasks is too narrow (it cannot see variation the few tasks lack): read those intervals
-with care."""  # noqa: E501
+[low, high]: 95% interval, Wilson for RATE, bootstrap over tasks for the averages. AVG TIME: the
+agent's own run (the adapter's wall time), mean per task. TOTAL TIME: the wall-clock time of the
+row's pairs summed, each from its workspace to its grade (setup, agent and grading: in JSON and CSV
+apart); pairs run at once with -j overlap, so the run itself took less. A bootstrap over fewer than
+10 tasks is too narrow (it cannot see variation the few tasks lack): read those intervals with care."""  # noqa: E501
 
 
 def test_the_rendered_table_for_fixed_results_is_exact() -> None:
@@ -139,8 +141,8 @@ def test_each_config_shows_its_latest_run_and_all_shows_every_run() -> None:
         ("gold", new_id),
     ]
     assert render_table(every, with_run=True).splitlines()[0].split() == [
-        "RUN", "CONFIG", "RESOLVED", "ERRORS", "REGRESS", "AVG", "COST", "AVG", "TIME", "AVG",
-        "DIFF", "RATE",
+        "RUN", "CONFIG", "RESOLVED", "ERRORS", "REGRESS", "AVG", "COST", "AVG", "TIME", "TOTAL",
+        "TIME", "AVG", "DIFF", "RATE",
     ]  # fmt: skip
 
 
@@ -328,8 +330,8 @@ def test_the_table_with_repeats_adds_pass_at_k_and_says_what_it_counts() -> None
     # 9 of 18 attempts; RATE is the mean of the six fractions (also 50% here); PASS@3 4/6,
     # PASS^3 2/6. A row without repeats has no pass@k.
     assert rep.split() == [
-        "rep", "9/18", "3", "3", "$0.5000", "[0.35,", "0.7]", "-", "-", "50%", "[17,", "83]",
-        "67%", "[33,", "100]", "33%", "[0,", "67]",
+        "rep", "9/18", "3", "3", "$0.5000", "[0.35,", "0.7]", "-", "18m00s", "-", "50%", "[17,",
+        "83]", "67%", "[33,", "100]", "33%", "[0,", "67]",
     ]  # fmt: skip
     assert sonnet.split()[-5:] == ["60%", "[23,", "88]", "-", "-"]
     assert "count attempts; an error counts as an unresolved attempt" in text
@@ -357,14 +359,24 @@ def test_the_task_matrix_shows_each_configs_outcome_per_task() -> None:
     records = json.loads(render_matrix(matrix, output_format="json"))
     assert {"task": "t1", "config": "rep", "run": "r", "attempts": 3, "resolved": 1,
             "errors": 1, "regressed": 0, "failToPassFailed": [], "passToPassFailed": [],
-            "cell": "1/3, 1 error"} in records  # fmt: skip
+            "cell": "1/3, 1 error", "measured": 0, "ranTests": None, "turns": None,
+            "testRuns": None, "shellCommands": None, "filesRead": None, "filesEdited": None,
+            "tokensPerTurn": None, "costPerTurn": None, "firstEditSeconds": None,
+            "wallSeconds": 180.0} in records  # fmt: skip
     assert len(records) == 6  # missing pairs are not records
-    assert list(csv.reader(io.StringIO(render_matrix(matrix, output_format="csv")))) == [
-        ["task", "gold", "noop", "rep"],
+    # Each config's cell, then its behaviour (none here: no transcripts) and wall time apart.
+    table = list(csv.reader(io.StringIO(render_matrix(matrix, output_format="csv"))))
+    assert table[0][:4] == ["task", "gold", "noop", "rep"]
+    assert table[0][4:12] == [
+        "gold turns", "gold test runs", "gold ran tests", "gold files read", "gold files edited",
+        "gold shell commands", "gold first edit s", "gold wall s",
+    ]  # fmt: skip
+    assert [line[:4] for line in table[1:]] == [
         ["t1", "resolved", "unresolved", "1/3, 1 error"],
         ["t2", "resolved, regressed", "-", "3/3, 3 regressed"],
         ["t3", "-", "error", "-"],
     ]
+    assert table[1][table[0].index("rep wall s")] == "180.0"
 
 
 def test_csv_and_markdown_carry_the_same_rows() -> None:

@@ -18,7 +18,7 @@ from gitgauge.reporting import benchmarks
 from gitgauge.reporting.compare import compare as compare_sides
 from gitgauge.reporting.compare_render import render_json as render_comparison_json
 from gitgauge.reporting.compare_render import render_text as render_comparison
-from gitgauge.reporting.html import pair_links, render_html
+from gitgauge.reporting.html import pair_links, pair_transcripts, render_html
 from gitgauge.reporting.render import NO_RUNS_HINT, render_matrix, render_series
 from gitgauge.reporting.render import render as render_report
 from gitgauge.reporting.rows import ReportRow, build_matrix
@@ -123,7 +123,14 @@ def report(
                 raise GitGaugeError(NO_RUNS_HINT)
             matrix = build_matrix(rows)
             links = pair_links(store, matrix, html_file)
-            page = render_html(rows, matrix, links=links, version=__version__, with_run=all_runs)
+            page = render_html(
+                rows,
+                matrix,
+                links=links,
+                version=__version__,
+                with_run=all_runs,
+                transcripts=pair_transcripts(store, matrix),
+            )
             atomic_write_text(html_file, page)
             say(f"wrote {html_file}")
             return
@@ -186,5 +193,10 @@ def compare(
             say(render_comparison_json(comparison))
         else:
             say(render_comparison(comparison))
+        if comparison.refusal is not None:
+            raise GitGaugeError(
+                "no verdict: a side has no scored pair (see above); `compare` exits 1 so a "
+                "script does not read the numbers of a broken setup as a result"
+            )
 
     guarded(action)

@@ -1,21 +1,27 @@
 """The one door to the claude CLI's binary and its JSON envelope.
 
 `find_claude_binary` finds the executable (`GITGAUGE_CLAUDE_BIN`, else `claude` on PATH) and
-says how to fix it when there is none; `parse_result` reads the `--output-format json` result
-object into a `ClaudeResult`. Used by the claude-code adapter (running) and by the claude CLI
-rewrite backend (mining); how each builds its argv stays with it.
+says how to fix it when there is none; `parse_result` reads the result object (the whole output
+of `--output-format json`, the last event of `stream-json`) into a `ClaudeResult`;
+`failure_cause` names an error no retry fixes (not logged in, a bad model, refused credentials,
+no quota) with its fix; `login_problem` says, without any request to the API, why the CLI has
+no credentials to use. Used by the claude-code adapter (running) and by the claude CLI rewrite
+backend (mining); how each builds its argv stays with it.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from gitgauge.core import process
-from gitgauge.core.records import MAX_COST_USD, MAX_COUNT
+from gitgauge.core.records import MAX_COST_USD, MAX_COUNT, ErrorCause
 
 BINARY_ENV = "GITGAUGE_CLAUDE_BIN"
 INSTALL_HINT = "npm install -g @anthropic-ai/claude-code"
@@ -37,12 +43,24 @@ class ClaudeResult:
     cache_read_input_tokens: int | None
     num_turns: int | None
 
-    def describe_error(self) -> str:
+    @property
+    def used_nothing(self) -> bool:
+        """No token was used: the CLI stopped before any request to the model (not logged in),
+        so the `total_cost_usd: 0` it prints is not a measured cost."""
+        counts = (
+            self.input_tokens,
+            self.output_tokens,
+            self.cache_creation_input_tokens,
+            self.cache_read_input_tokens,
+        )
+        return not any(counts)
+
+    def describe_error(self, *, with_result: bool = True) -> str:
         """`subtype`, `api_error_status` and `result` of an `is_error` result, for a message."""
         parts = [f"subtype={self.subtype!r}"]
         if self.api_error_status is not None:
             parts.append(f"api_error_status={self.api_error_status!r}")
-        if self.result:
+        if self.result and with_result:
             parts.append(f"result={_clip(self.result, 200)!r}")
         return ", ".join(parts)
 
@@ -60,7 +78,12 @@ def parse_result(stdout: str) -> ClaudeResult:
     Other lines may come before it (warnings, hooks' output). Missing numbers are None; a field
     of the wrong type raises `ValueError` naming it, as does output with no result object.
     """
-    envelope = _find_envelope(stdout)
+    return result_from_event(_find_envelope(stdout))
+
+
+def result_from_event(envelope: Mapping[str, Any]) -> ClaudeResult:
+    """A `"type": "result"` object (the last event of stream-json, or a transcript's); a field of
+    the wrong type raises `ValueError` naming it."""
     usage = envelope.get("usage")
     if usage is None:
         usage = {}
@@ -154,3 +177,151 @@ def _show(value: object) -> str:
 
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# -- errors no retry fixes, and credentials --
+
+LOGIN_FIX = "run `claude /login`, or set ANTHROPIC_API_KEY"
+_CAUSES: tuple[tuple[ErrorCause, re.Pattern[str]], ...] = (
+    ("not-logged-in", re.compile(r"not logged in|please run /login|no api key", re.I)),
+    (
+        "bad-model",
+        re.compile(
+            r"issue with the selected model|model.{0,40}(?:not found|does not exist|not exist)"
+            r"|not_found_error|invalid model",
+            re.I,
+        ),
+    ),
+    (
+        "auth",
+        re.compile(
+            r"invalid api key|authentication_error|authentication_failed|oauth token (?:has )?"
+            r"(?:expired|revoked)|invalid bearer token|permission_error|\b40[13]\b",
+            re.I,
+        ),
+    ),
+    (
+        "quota",
+        re.compile(
+            r"credit balance is too low|usage limit|rate_limit_error|rate limit|quota"
+            r"|billing|\b40[2]\b|\b429\b",
+            re.I,
+        ),
+    ),
+)
+_STATUS_CAUSES: dict[int, ErrorCause] = {401: "auth", 403: "auth", 404: "bad-model", 402: "quota"}
+
+
+def failure_cause(
+    parsed: ClaudeResult | None, *, stdout: str = "", stderr: str = "", model: str | None = None
+) -> tuple[ErrorCause, str] | None:
+    """The cause of a failed run that no retry fixes, with the sentence that says it and its fix
+    (`Not logged in: run `claude /login`, or set ANTHROPIC_API_KEY`); None for any other failure.
+
+    Read from the result's `api_error_status` and text, and from the `error` an assistant event of
+    `stream-json` carries (`authentication_failed`)."""
+    texts = [parsed.result or "", parsed.subtype or ""] if parsed is not None else []
+    texts += _assistant_errors(stdout)
+    texts += [stderr[-2000:]] if stderr.strip() else []
+    status = parsed.api_error_status if parsed is not None else None
+    cause: ErrorCause | None = None
+    for candidate, pattern in _CAUSES:
+        if any(pattern.search(text) for text in texts):
+            cause = candidate
+            break
+    if cause is None and isinstance(status, int):
+        cause = _STATUS_CAUSES.get(status) or ("quota" if status == 429 else None)
+    if cause is None:
+        return None
+    said = next((text for text in texts if text.strip()), "")
+    return cause, describe_cause(cause, model=model, said=said)
+
+
+def describe_cause(cause: ErrorCause, *, model: str | None = None, said: str = "") -> str:
+    """The reason first, then the fix."""
+    if cause == "not-logged-in":
+        return f"Not logged in: {LOGIN_FIX}"
+    quoted = f" ({_clip(' '.join(said.split()), 160)})" if said else ""
+    if cause == "auth":
+        return f"credentials refused{quoted}: check ANTHROPIC_API_KEY, or run `claude /login` again"
+    if cause == "bad-model":
+        name = f" {model!r}" if model else ""
+        return f"model{name} not available{quoted}: check `model:` in the agent config"
+    return (
+        f"out of quota{quoted}: the account is out of credit or over a usage or rate limit; "
+        "wait, or raise the limit"
+    )
+
+
+def _assistant_errors(stdout: str) -> list[str]:
+    """The `error` of stream-json's assistant events (`authentication_failed`) and their text."""
+    found: list[str] = []
+    for line in stdout.splitlines():
+        if '"error"' not in line:
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(event, dict) or event.get("type") != "assistant":
+            continue
+        if isinstance(event.get("error"), str):
+            found.append(event["error"])
+            message = event.get("message")
+            content = message.get("content") if isinstance(message, dict) else None
+            for block in content if isinstance(content, list) else []:
+                if isinstance(block, dict) and isinstance(block.get("text"), str):
+                    found.append(block["text"])
+    return found
+
+
+CREDENTIAL_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
+PROVIDER_VARIABLES = (
+    "CLAUDE_CODE_USE_BEDROCK",
+    "CLAUDE_CODE_USE_VERTEX",
+    "CLAUDE_CODE_USE_FOUNDRY",
+)
+"""Bedrock, Vertex and Foundry take their credentials from the cloud's own chain."""
+
+
+def login_problem(env: Mapping[str, str], *, config_dir: Path | None = None) -> str | None:
+    """Why the claude CLI has no credentials in `env`, or None when it has some. Reads files
+    only (no request: an API call would cost money and could hang a run's start).
+
+    Credentials are present when one of `CREDENTIAL_VARIABLES` is set, a cloud provider is
+    switched on (`PROVIDER_VARIABLES`), a claude.ai login (`.credentials.json`) is in the claude
+    config directory (`CLAUDE_CONFIG_DIR`, else `~/.claude`) or in the config's own `configDir`,
+    `~/.claude.json` holds a `primaryApiKey`, or the settings name an `apiKeyHelper` or set a key
+    in their `env`. On macOS the login lives in the Keychain, which gitgauge does not read: there
+    only the run itself can tell (and `run` stops a config whose first pairs are not logged in)."""
+    if any(env.get(name) for name in CREDENTIAL_VARIABLES + PROVIDER_VARIABLES):
+        return None
+    if sys.platform == "darwin":
+        return None
+    home = Path(env.get("HOME") or Path.home())
+    own = env.get("CLAUDE_CONFIG_DIR")
+    folders = [Path(own) if own else home / ".claude"]
+    if config_dir is not None:
+        folders.append(config_dir)
+    for folder in folders:
+        if (folder / ".credentials.json").is_file():
+            return None
+        settings = _json_file(folder / "settings.json")
+        if settings.get("apiKeyHelper") or _sets_a_key(settings.get("env")):
+            return None
+    state = _json_file(Path(own) / ".claude.json" if own else home / ".claude.json")
+    if state.get("primaryApiKey"):
+        return None
+    return f"Not logged in: {LOGIN_FIX}"
+
+
+def _sets_a_key(env: object) -> bool:
+    return isinstance(env, dict) and any(env.get(name) for name in CREDENTIAL_VARIABLES)
+
+
+def _json_file(path: Path) -> dict[str, Any]:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}

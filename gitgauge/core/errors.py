@@ -15,6 +15,10 @@ class ExitCode(IntEnum):
     OK = 0
     ERROR = 1  # an expected error: bad config, not a git repository, unknown task...
     USAGE = 2  # bad command-line usage (typer/click uses 2 as well)
+    # `run` stopped a config whose agent cannot work (not logged in, a bad model, refused
+    # credentials, no quota) and finished the others: not a bad config (1), not a clean run (0);
+    # a CI job can tell "fix the agent's login, then --resume" from both.
+    CONFIG_STOPPED = 3
     INTERRUPTED = 130  # SIGINT/SIGTERM: 128 + SIGINT, as shells report it
 
 
@@ -48,6 +52,13 @@ class UsageError(GitGaugeError):
 
 class AdapterError(GitGaugeError):
     """An agent adapter cannot be set up at all (e.g. its binary is missing)."""
+
+
+class ConfigStopped(GitGaugeError):
+    """`run` stopped one or more configs whose first pairs all failed the same way that no
+    retry fixes; the rest of the run finished."""
+
+    exit_code = ExitCode.CONFIG_STOPPED
 
 
 class Interrupted(GitGaugeError):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import (
@@ -184,6 +185,40 @@ ErrorKind = Literal[
     "internal",
     "executor-lost",
 ]
+ErrorCause = Literal["not-logged-in", "bad-model", "auth", "quota"]
+"""An adapter error that no retry of the same setup can fix: the agent is not logged in, its
+model does not exist, its credentials are refused, or its account is out of quota. `run` stops a
+config whose first pairs all fail with one of these (see `running/gate.py`)."""
+
+
+class AgentBehaviour(BaseModel):
+    """What the agent did in one pair, counted from its transcript
+    (`logs/<config>/<task>/transcript.jsonl`; see `core/transcript.py`)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    source: Literal["claude", "codex"]
+    """The transcript's shape: claude's stream-json or codex's exec --json events."""
+    turns: StrictInt
+    """Model responses (claude: distinct assistant messages; codex: completed items)."""
+    toolCalls: dict[StrictStr, StrictInt] = Field(default_factory=dict)
+    """Tool calls by tool name (claude's `Read`, `Bash`, ...; codex's `shell`, `file_change`)."""
+    shellCommands: StrictInt = 0
+    """Shell commands that ran (claude's Bash, codex's commands; refused ones left out)."""
+    testRuns: StrictInt = 0
+    """Shell commands that ran the suite: the testCommand, or a known test runner."""
+    filesRead: StrictInt | None = None
+    """Distinct files read with a read tool; None for codex (it reads through shell commands)."""
+    filesEdited: StrictInt = 0
+    """Distinct files changed with an edit tool (failed and refused edits left out)."""
+    deniedToolCalls: StrictInt = 0
+    """Tool calls the harness refused to run (claude's permissions)."""
+    firstEditSeconds: float | None = None
+    """Seconds from the agent's start to its first edit; None: no edit, or no timestamps."""
+
+    @property
+    def ran_tests(self) -> bool:
+        return self.testRuns > 0
 
 
 class RunResult(BaseModel):
@@ -209,6 +244,8 @@ class RunResult(BaseModel):
     """What failed, for errors (setup, adapter-exit, adapter-timeout, ...; see `ErrorKind`)."""
     errorMessage: str | None = None
     """Why, in one line (the agent's own words where it gave any)."""
+    errorCause: ErrorCause | None = None
+    """For adapter errors no retry fixes: not-logged-in, bad-model, auth or quota."""
     costUsd: float | None = None
     """`total_cost_usd` reported by the adapter; None when it reports none."""
     inputTokens: int | None = None
@@ -225,6 +262,19 @@ class RunResult(BaseModel):
     """Reasoning tokens among `outputTokens` (codex); None when the agent reports none."""
     adapterSeconds: float | None = None
     """Wall time of the adapter run."""
+    wallSeconds: float | None = None
+    """Wall-clock time of the whole pair: setup, agent and grading (None: results before it)."""
+    setupSeconds: float | None = None
+    """Of `wallSeconds`: the workspace and `setupCommand`."""
+    agentSeconds: float | None = None
+    """Of `wallSeconds`: the harness laid in, the adapter, and its work read back as a patch."""
+    gradingSeconds: float | None = None
+    """Of `wallSeconds`: the kind's grading (protection, fresh checkout, the suites)."""
+    behaviour: AgentBehaviour | None = None
+    """What the agent did, from its transcript; None without one."""
+    earlierErrors: StrictInt = 0
+    """Errors this pair ended in before `run --resume --retry-errors` ran it again; each
+    record is kept in `logs/<config>/<task>/errored-N/`."""
     diffFiles: int | None = None
     """Files the agent's patch changes (renames count once)."""
     diffInsertions: int | None = None
@@ -352,6 +402,7 @@ class ResultDraft(BaseModel):
     status: ResultStatus = "error"
     errorKind: ErrorKind | None = None
     errorMessage: str | None = None
+    errorCause: ErrorCause | None = None
     costUsd: float | None = None
     inputTokens: int | None = None
     outputTokens: int | None = None
@@ -360,6 +411,12 @@ class ResultDraft(BaseModel):
     numTurns: int | None = None
     reasoningOutputTokens: int | None = None
     adapterSeconds: float | None = None
+    wallSeconds: float | None = None
+    setupSeconds: float | None = None
+    agentSeconds: float | None = None
+    gradingSeconds: float | None = None
+    behaviour: AgentBehaviour | None = None
+    earlierErrors: int = 0
     diffFiles: int | None = None
     diffInsertions: int | None = None
     diffDeletions: int | None = None
@@ -518,11 +575,15 @@ _COUNT_FIELDS = (
 )
 
 
+_SECONDS_FIELDS = ("wallSeconds", "setupSeconds", "agentSeconds", "gradingSeconds")
+
+
 def implausible(result: RunResult) -> str | None:
     """`key: why` for the first number of `result` no pair could have measured (NaN, infinite,
     negative, past its cap), or None. Such a result would poison every average it joins."""
     limits = {"costUsd": (MAX_COST_USD, "USD"), "adapterSeconds": (MAX_SECONDS, "seconds")}
     limits["judgeCostUsd"] = (MAX_COST_USD, "USD")
+    limits.update({name: (MAX_SECONDS, "seconds") for name in _SECONDS_FIELDS})
     limits.update({name: (float(MAX_COUNT), "") for name in _COUNT_FIELDS})
     for name, (cap, unit) in limits.items():
         value = getattr(result, name)
@@ -536,6 +597,20 @@ def implausible(result: RunResult) -> str | None:
         if value > cap:
             return f"{name}: {shown} is past the plausible {cap:,.0f} {unit}".rstrip()
     return None
+
+
+def wall_seconds(result: RunResult) -> float | None:
+    """A pair's wall-clock time: its `wallSeconds`, else (results written before gitgauge
+    recorded it) the time between its `startedAt` and `finishedAt`."""
+    if result.wallSeconds is not None:
+        return result.wallSeconds
+    try:
+        started = datetime.fromisoformat(result.startedAt.replace("Z", "+00:00"))
+        finished = datetime.fromisoformat(result.finishedAt.replace("Z", "+00:00"))
+        seconds = (finished - started).total_seconds()
+    except (ValueError, TypeError):
+        return None
+    return seconds if 0 <= seconds <= MAX_SECONDS else None
 
 
 class RunManifest(BaseModel):

@@ -41,6 +41,10 @@ from gitgauge.core.records import (
 STATE_DIR = ".gitgauge"
 RUN_TIMESTAMP_FORMAT = "%Y%m%dT%H%M%SZ"
 _SAFE_DIR_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+ERRORED_PREFIX = "errored-"
+"""`logs/<config>/<task>/errored-N/`: an errored record that `--retry-errors` ran again."""
+_KEPT_IN_LOG_DIR = re.compile(r"(?:attempt|errored)-\d+")
+"""A log folder's entries that belong to other records: later attempts and kept errors."""
 
 Record = TypeVar("Record", bound=BaseModel)
 
@@ -232,6 +236,27 @@ class Store:
     def log_dir(self, run_id: str, config_name: str, task_id: str, attempt: int = 1) -> Path:
         folder = self.run_dir(run_id) / "logs" / config_dir_name(config_name) / task_id
         return folder if attempt == 1 else folder / f"attempt-{attempt}"
+
+    def set_aside(self, run_id: str, config_name: str, task_id: str, attempt: int = 1) -> int:
+        """Move a finished pair's result and log files into `errored-N/` of its log folder
+        (before `run --retry-errors` runs it again, so the first record is kept); N, from 1."""
+        log_dir = self.log_dir(run_id, config_name, task_id, attempt)
+        number = 1
+        while (log_dir / f"{ERRORED_PREFIX}{number}").exists():
+            number += 1
+        target = log_dir / f"{ERRORED_PREFIX}{number}"
+        try:
+            target.mkdir(parents=True)
+            for entry in sorted(log_dir.iterdir()):
+                if entry != target and not _KEPT_IN_LOG_DIR.fullmatch(entry.name):
+                    entry.rename(target / entry.name)
+            self.result_path(run_id, config_name, task_id, attempt).rename(target / "result.json")
+        except OSError as error:
+            raise StorageError(
+                f"could not keep the errored record of {config_name} on {task_id} in {target}: "
+                f"{error.strerror or error}"
+            ) from None
+        return number
 
     def load_result(self, path: Path, *, warn: Callable[[str], None]) -> RunResult | None:
         """A finished pair's result, or None when there is none; one that cannot be used is

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from statistics import median
 
 from gitgauge.core import fingerprint, kinds
 from gitgauge.core.errors import GitGaugeError
@@ -28,15 +29,26 @@ from gitgauge.reporting.paired import (
     paired_mean_difference,
     verdict_sentence,
 )
+from gitgauge.reporting.power import (
+    RepeatedPower,
+    repeated_tasks_for_power,
+    tasks_for_power,
+    too_few,
+    wilcoxon_signed_rank,
+)
 from gitgauge.reporting.rows import (
+    BEHAVIOUR_METRICS,
     CONFIDENCE,
     FEW_TASKS,
     SEED,
+    BehaviourMetric,
     attempts_by_task,
     configs_in_order,
     cost_of,
     diff_of,
+    measured,
     outcomes,
+    ran_tests,
     scored,
     seconds_of,
     task_mean,
@@ -94,6 +106,12 @@ class Comparison:
     warnings: list[str]
     harness: str | None = None
     """What differs between the two sides' harnesses (`same harness`); None: not recorded."""
+    behaviour: BehaviourComparison | None = None
+    """What the agents did, B against A; None when no compared task has a transcript on both."""
+    refusal: str | None = None
+    """Why there is no verdict (a side has no scored pair); None: `verdict` stands."""
+    power: PowerNote | None = None
+    """How many tasks the observed difference would need to be conclusive."""
     solved: JudgedComparison | None = None
     """Commit-history tasks: the judge's SOLVED, paired over the tasks both sides had judged
     in every attempt; None when no such task."""
@@ -107,6 +125,53 @@ class JudgedComparison:
     rate_a: Interval
     rate_b: Interval
     paired: PairedComparison
+
+
+@dataclass(frozen=True)
+class BehaviourDifference:
+    """One behaviour metric, B against A, over the tasks both sides measured it on."""
+
+    metric: BehaviourMetric
+    tasks: int
+    """Tasks with a value on both sides."""
+    median_a: float | None
+    median_b: float | None
+    p_value: float
+    test: str
+    too_few: bool
+    """Fewer differing tasks than any outcome could make p < 0.05."""
+
+
+@dataclass(frozen=True)
+class BehaviourComparison:
+    """Behaviour beside the outcome, paired per task (the scored attempts with transcripts)."""
+
+    tasks: int
+    """Compared tasks measured on both sides."""
+    repeated: bool
+    """Some task has more than one measured attempt on a side: counts are attempts."""
+    ran_tests_a: int
+    """Tasks (attempts, with repeats) where A ran the suite, of `units_a`."""
+    ran_tests_b: int
+    units_a: int
+    units_b: int
+    ran_tests: PairedComparison
+    """The paired test of "ran the tests" (exact McNemar, or sign flips with repeats)."""
+    differences: list[BehaviourDifference]
+
+
+@dataclass(frozen=True)
+class PowerNote:
+    """Tasks at which the exact McNemar test would reach p < 0.05 with 80% power, if the
+    observed discordance is the truth (`reporting.power`)."""
+
+    only_a: int
+    only_b: int
+    tasks: int
+    needed: int | None
+    """Tasks needed (one attempt each); None: no number would do."""
+    repeated: RepeatedPower | None = None
+    """With repeats: attempt pairs needed and tasks at 1, k, 2k attempts per task."""
 
 
 def pick_side(runs: Sequence[StoredRun], spec: str) -> Side:
@@ -199,6 +264,11 @@ def compare(
     if any(checks_of(attempt) is not None for attempt in (*compared_a, *compared_b)):
         # Commit-history tasks: RESOLVED is "every check held"; how many held is paired too.
         means.append(MeanDifference("checks", " checks", paired_mean(checks_of)))
+    warnings = _warnings(a, b, name_a, name_b, by_task_a, by_task_b, len(tasks))
+    warnings += _error_warnings(
+        ((name_a, compared_a), (name_b, compared_b)),
+    )
+    refusal = _refusal(((name_a, a, compared_a), (name_b, b, compared_b)))
     return Comparison(
         a=a,
         b=b,
@@ -215,10 +285,19 @@ def compare(
         rate_b=rate_interval(per_task_b, confidence=CONFIDENCE, seed=SEED),
         paired=paired,
         means=means,
-        verdict=verdict_sentence(paired, name_a, name_b, len(tasks)),
-        warnings=_warnings(a, b, name_a, name_b, by_task_a, by_task_b, len(tasks)),
+        verdict=refusal or verdict_sentence(paired, name_a, name_b, len(tasks)),
+        warnings=warnings,
         harness=_harness(runs_dir, a, b) if runs_dir is not None else None,
         solved=_judged(tasks, by_task_a, by_task_b),
+        behaviour=compare_behaviour(
+            [by_task_a[task] for task in tasks], [by_task_b[task] for task in tasks]
+        ),
+        refusal=refusal,
+        power=None
+        if refusal
+        else power_note(
+            paired, [by_task_a[task] for task in tasks], [by_task_b[task] for task in tasks]
+        ),
     )
 
 
@@ -248,6 +327,122 @@ def _judged(
         rate_a=rate_interval(per_task_a, confidence=CONFIDENCE, seed=SEED),
         rate_b=rate_interval(per_task_b, confidence=CONFIDENCE, seed=SEED),
         paired=paired_comparison(per_task_a, per_task_b, confidence=CONFIDENCE, seed=SEED),
+    )
+
+
+def _error_warnings(sides: Sequence[tuple[str, list[RunResult]]]) -> list[str]:
+    """A side with more errors than scored pairs: its numbers say more about its setup."""
+    found = []
+    for name, attempts in sides:
+        errors = sum(1 for attempt in attempts if attempt.status == "error")
+        graded = len(attempts) - errors
+        if errors > graded:
+            found.append(
+                f"{name}: {errors} of its {len(attempts)} pairs are errors and only {graded} "
+                f"scored: the comparison says more about its setup than its agent (see "
+                "`gitgauge report --tasks`)"
+            )
+    return found
+
+
+def _refusal(sides: Sequence[tuple[str, Side, list[RunResult]]]) -> str | None:
+    """No verdict when a side has no scored pair: "could be chance" would hide a broken setup."""
+    for name, side, attempts in sides:
+        if attempts and all(attempt.status == "error" for attempt in attempts):
+            messages: dict[str, int] = {}
+            for attempt in attempts:
+                said = " ".join((attempt.errorMessage or attempt.errorKind or "").split())[:200]
+                messages[said] = messages.get(said, 0) + 1
+            common = max(messages, key=lambda text: messages[text])
+            return (
+                f"No verdict: every pair of {name} is an error ({common}), so nothing of it was "
+                f"scored; fix that, then `gitgauge run --resume {side.run.run_id} --retry-errors`."
+            )
+    return None
+
+
+def compare_behaviour(
+    by_task_a: Sequence[Sequence[RunResult]], by_task_b: Sequence[Sequence[RunResult]]
+) -> BehaviourComparison | None:
+    """B against A on what the agents did, over the tasks both sides measured: "ran the tests"
+    with the resolve rate's paired test, every other metric with the exact Wilcoxon
+    signed-rank test of the per-task means."""
+    pairs = [
+        ([x for x in a if measured(x)], [y for y in b if measured(y)])
+        for a, b in zip(by_task_a, by_task_b, strict=True)
+    ]
+    pairs = [(a, b) for a, b in pairs if a and b]
+    if not pairs:
+        return None
+    repeated = any(len(a) > 1 or len(b) > 1 for a, b in pairs)
+    ran_a = [[bool(ran_tests(x)) for x in a] for a, _ in pairs]
+    ran_b = [[bool(ran_tests(y)) for y in b] for _, b in pairs]
+    if repeated:
+        counts = (sum(map(sum, ran_a)), sum(map(sum, ran_b)))
+        units = (sum(map(len, ran_a)), sum(map(len, ran_b)))
+    else:
+        counts = (sum(any(x) for x in ran_a), sum(any(y) for y in ran_b))
+        units = (len(pairs), len(pairs))
+    differences = []
+    for metric in BEHAVIOUR_METRICS:
+        if metric.key == "testRuns":
+            continue  # "ran the tests" is tested on its own, above
+        values = [(task_mean(a, metric.value), task_mean(b, metric.value)) for a, b in pairs]
+        known = [(x, y) for x, y in values if x is not None and y is not None]
+        if not known:
+            continue
+        test = wilcoxon_signed_rank([x for x, _ in known], [y for _, y in known])
+        differences.append(
+            BehaviourDifference(
+                metric=metric,
+                tasks=len(known),
+                median_a=median(x for x, _ in known),
+                median_b=median(y for _, y in known),
+                p_value=test.p_value,
+                test="Wilcoxon signed-rank",
+                too_few=too_few(test.nonzero),
+            )
+        )
+    return BehaviourComparison(
+        tasks=len(pairs),
+        repeated=repeated,
+        ran_tests_a=counts[0],
+        ran_tests_b=counts[1],
+        units_a=units[0],
+        units_b=units[1],
+        ran_tests=paired_comparison(ran_a, ran_b, confidence=CONFIDENCE, seed=SEED),
+        differences=differences,
+    )
+
+
+def power_note(
+    paired: PairedComparison,
+    by_task_a: Sequence[Sequence[RunResult]],
+    by_task_b: Sequence[Sequence[RunResult]],
+) -> PowerNote:
+    """How many tasks the observed paired difference needs (see `reporting.power`)."""
+    if not paired.repeated:
+        return PowerNote(
+            only_a=paired.only_a,
+            only_b=paired.only_b,
+            tasks=paired.tasks,
+            needed=tasks_for_power(paired.only_a, paired.only_b, paired.tasks),
+        )
+    # Attempt i of A against attempt i of B, as many as both sides have.
+    differences = []
+    for a, b in zip(by_task_a, by_task_b, strict=True):
+        outcome_a, outcome_b = outcomes(a), outcomes(b)
+        differences.append([int(y) - int(x) for x, y in zip(outcome_a, outcome_b, strict=False)])
+    attempts = min(min(len(a), len(b)) for a, b in zip(by_task_a, by_task_b, strict=True))
+    shown = sorted({1, attempts, 2 * attempts})
+    repeated = repeated_tasks_for_power(differences, attempts_shown=shown)
+    pairs = [d for task in differences for d in task]
+    return PowerNote(
+        only_a=sum(1 for d in pairs if d < 0),
+        only_b=sum(1 for d in pairs if d > 0),
+        tasks=len(pairs),
+        needed=repeated.tasks_by_attempts.get(1),
+        repeated=repeated,
     )
 
 

@@ -12,10 +12,19 @@ from typing import Any
 
 from tabulate import tabulate
 
-from gitgauge.reporting.compare import Comparison, MeanDifference, Side, counts_text
+from gitgauge.reporting.compare import (
+    BehaviourComparison,
+    BehaviourDifference,
+    Comparison,
+    MeanDifference,
+    PowerNote,
+    Side,
+    counts_text,
+)
 from gitgauge.reporting.intervals import Interval, alpha_of
 from gitgauge.reporting.paired import PairedComparison, format_points
 from gitgauge.reporting.paired import format_p as format_p_value
+from gitgauge.reporting.power import too_few
 from gitgauge.reporting.render import format_rate
 from gitgauge.reporting.rows import attempts_by_task
 
@@ -73,12 +82,15 @@ def render_text(comparison: Comparison) -> str:
         "",
         f"{c.name_b} - {c.name_a}:",
         tabulate(differences, tablefmt="plain", disable_numparse=True),
-        "",
-        c.verdict,
     ]
-    why = disagreement(paired)
+    if c.behaviour is not None:
+        lines += ["", *behaviour_lines(c.behaviour, c.name_a, c.name_b)]
+    lines += ["", c.verdict]
+    why = None if c.refusal else disagreement(paired)
     if why:
         lines.append(why)
+    if c.power is not None:
+        lines.append(power_line(c.power))
     if c.solved is not None:
         lines += ["", *_solved_lines(c)]
     return "\n".join(lines)
@@ -114,6 +126,106 @@ def disagreement(paired: PairedComparison) -> str | None:
         f"(p = {paired.p_value:.3g}, not below {alpha_of(paired.confidence):g}); the interval is "
         "shown for the size of the difference."
     )
+
+
+def behaviour_headline(behaviour: BehaviourComparison) -> str:
+    """`Behaviour B vs A: ran the tests in 14 of 15 tasks (A: 6 of 15); median turns 9 (A: 14);
+    median files read 5 (A: 11)`."""
+    unit = "attempts" if behaviour.repeated else "tasks"
+    parts = [
+        f"ran the tests in {behaviour.ran_tests_b} of {behaviour.units_b} {unit} "
+        f"(A: {behaviour.ran_tests_a} of {behaviour.units_a})"
+    ]
+    for difference in behaviour.differences:
+        if difference.metric.key in HEADLINE_METRICS:
+            parts.append(
+                f"median {difference.metric.label} {_metric(difference, difference.median_b)} "
+                f"(A: {_metric(difference, difference.median_a)})"
+            )
+    return "Behaviour B vs A: " + "; ".join(parts)
+
+
+HEADLINE_METRICS = ("turns", "filesRead", "filesEdited")
+"""The behaviour metrics the headline names (every metric is in the table under it)."""
+
+
+def behaviour_lines(behaviour: BehaviourComparison, name_a: str, name_b: str) -> list[str]:
+    """The headline, then each metric with its paired test, over the tasks both measured."""
+    ran = behaviour.ran_tests
+    unit = "attempts" if behaviour.repeated else "tasks"
+    table = [
+        ["", name_a, name_b, "paired test"],
+        [
+            "ran the tests",
+            f"{behaviour.ran_tests_a} of {behaviour.units_a}",
+            f"{behaviour.ran_tests_b} of {behaviour.units_b}",
+            f"{ran.test}, {format_p(ran)}"
+            + (" (too few tasks differ for p < 0.05)" if _too_few(ran) else ""),
+        ],
+    ]
+    for difference in behaviour.differences:
+        table.append(
+            [
+                f"median {difference.metric.label}",
+                _metric(difference, difference.median_a),
+                _metric(difference, difference.median_b),
+                f"{difference.test}, {format_p_value(difference.p_value, 0.05)} over "
+                f"{difference.tasks} task{'s' if difference.tasks != 1 else ''}"
+                + (" (too few tasks differ for p < 0.05)" if difference.too_few else ""),
+            ]
+        )
+    return [
+        behaviour_headline(behaviour),
+        f"(from the transcripts of the scored {unit} of the {behaviour.tasks} compared "
+        f"task{'s' if behaviour.tasks != 1 else ''} measured on both sides)",
+        tabulate(table, tablefmt="plain", disable_numparse=True),
+    ]
+
+
+def _too_few(paired: PairedComparison) -> bool:
+    return too_few(paired.only_a + paired.only_b)
+
+
+def _metric(difference: BehaviourDifference, value: float | None) -> str:
+    if value is None:
+        return "-"
+    if difference.metric.unit == "$":
+        return f"${value:.4f}"
+    text = f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}"
+    return text + difference.metric.unit
+
+
+def power_line(power: PowerNote) -> str:
+    """How many tasks the observed difference needs to be conclusive."""
+    observed = f"only A {power.only_a}, only B {power.only_b} of {power.tasks} " + (
+        "attempt pairs" if power.repeated is not None else "tasks"
+    )
+    if power.only_a == power.only_b:
+        return (
+            f"Tasks for a verdict: none would do: the sides differ on as many pairs one way as "
+            f"the other ({observed})."
+        )
+    lead = "Tasks for a verdict: the exact McNemar test reaches p < 0.05 with 80% power"
+    if power.repeated is None:
+        if power.needed is None:
+            return f"{lead} only past {MAX_SHOWN:,} tasks at this discordance ({observed})."
+        return f"{lead} at {power.needed:,} tasks, if the discordance observed holds ({observed})."
+    repeated = power.repeated
+    if repeated.attempt_pairs is None:
+        return f"{lead} only past {MAX_SHOWN:,} attempt pairs at this discordance ({observed})."
+    options = ", ".join(
+        f"{tasks:,} tasks at {k} attempt{'s' if k != 1 else ''} each"
+        for k, tasks in repeated.tasks_by_attempts.items()
+        if tasks is not None
+    )
+    return (
+        f"{lead} at {repeated.attempt_pairs:,} attempt pairs ({observed}): {options} "
+        f"(attempts of a task agree with intraclass correlation {repeated.correlation:.2f}, "
+        "so more tasks beat more attempts)."
+    )
+
+
+MAX_SHOWN = 100_000
 
 
 def _attempts_note(c: Comparison) -> str:
@@ -217,8 +329,59 @@ def render_json(comparison: Comparison) -> str:
             "pValue": c.solved.paired.p_value,
             "test": c.solved.paired.test,
         },
+        "refused": c.refusal,
+        "behaviour": _behaviour_json(c.behaviour),
+        "tasksForVerdict": _power_json(c.power),
     }
     return json.dumps(value, indent=2)
+
+
+def _behaviour_json(behaviour: BehaviourComparison | None) -> dict[str, Any] | None:
+    if behaviour is None:
+        return None
+    return {
+        "tasks": behaviour.tasks,
+        "repeated": behaviour.repeated,
+        "ranTests": {
+            "a": behaviour.ran_tests_a,
+            "b": behaviour.ran_tests_b,
+            "ofA": behaviour.units_a,
+            "ofB": behaviour.units_b,
+            "test": behaviour.ran_tests.test,
+            "pValue": behaviour.ran_tests.p_value,
+        },
+        **{
+            d.metric.key: {
+                "tasks": d.tasks,
+                "medianA": d.median_a,
+                "medianB": d.median_b,
+                "test": d.test,
+                "pValue": d.p_value,
+                "tooFew": d.too_few,
+            }
+            for d in behaviour.differences
+        },
+    }
+
+
+def _power_json(power: PowerNote | None) -> dict[str, Any] | None:
+    if power is None:
+        return None
+    value: dict[str, Any] = {
+        "onlyA": power.only_a,
+        "onlyB": power.only_b,
+        "of": power.tasks,
+        "tasks": power.needed,
+        "alpha": 0.05,
+        "power": 0.8,
+    }
+    if power.repeated is not None:
+        value.update(
+            attemptPairs=power.repeated.attempt_pairs,
+            correlation=power.repeated.correlation,
+            tasksByAttempts={str(k): n for k, n in power.repeated.tasks_by_attempts.items()},
+        )
+    return value
 
 
 def _interval(interval: Interval | None) -> dict[str, float | None] | None:

@@ -3,9 +3,12 @@
 Inline CSS and inline SVG only: no script, no font, no image, no link to any network address, so
 the file opens the same offline, in a CI artifact or attached to a pull request. It holds the
 summary table, a chart of each config's resolve rate with its 95% interval, a cost-vs-resolve
-scatter, and the per-task matrix whose cells link to each attempt's patch and logs under
-`.gitgauge/runs/` by paths relative to the HTML file. Every piece of text from the results
-(task ids, config names, run ids) goes through `html.escape`.
+scatter, and the per-task matrix whose cells say what the agent did and link to each attempt's
+patch and logs under `.gitgauge/runs/` by paths relative to the HTML file, and to its transcript:
+a collapsible list of steps further down the page (`<details>` elements: no script), each
+message, tool call and result cut to `core.transcript.TEXT_LIMIT`. Every piece of text from the
+results and transcripts (task ids, config names, run ids, what the agent wrote) goes through
+`html.escape`.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitgauge.core.store import Store
+from gitgauge.core.transcript import TEXT_LIMIT, TRANSCRIPT_FILE, Step, Transcript
+from gitgauge.core.transcript import read as read_transcript
 from gitgauge.reporting.render import (
     column_labels,
     footnote,
@@ -58,6 +63,27 @@ class AttemptLinks:
 
 PairLinks = Mapping[tuple[str, int], Sequence[AttemptLinks]]
 """(task, column index) -> the links of that cell's attempts."""
+
+PairTranscripts = Mapping[tuple[str, int], Sequence[tuple[int, Transcript]]]
+"""(task, column index) -> (attempt, its transcript) for the attempts that left one."""
+
+STEPS_SHOWN = 400
+"""Steps of one transcript the page lists (the rest: in the file, which the page links)."""
+
+
+def pair_transcripts(
+    store: Store, matrix: TaskMatrix
+) -> dict[tuple[str, int], list[tuple[int, Transcript]]]:
+    """Every attempt's transcript, read from its log folder (attempts without one are left out)."""
+    found: dict[tuple[str, int], list[tuple[int, Transcript]]] = {}
+    for index, row in enumerate(matrix.columns):
+        for task, attempts in attempts_by_task(row.results).items():
+            for attempt in attempts:
+                folder = store.log_dir(row.run_id, row.config, task, attempt.attempt)
+                read = read_transcript(folder / TRANSCRIPT_FILE)
+                if read is not None:
+                    found.setdefault((task, index), []).append((attempt.attempt, read))
+    return found
 
 
 def pair_links(
@@ -101,6 +127,7 @@ def render_html(
     links: PairLinks,
     version: str,
     with_run: bool = False,
+    transcripts: PairTranscripts | None = None,
 ) -> str:
     runs = sorted({row.run_id for row in rows})
     title = f"gitgauge report: {len(rows)} config{_s(len(rows))}, {len(matrix.tasks)} task" + _s(
@@ -128,8 +155,9 @@ def render_html(
         _cost_scatter(rows, with_run=with_run),
         "<h2>Tasks</h2>",
         _legend(),
-        _matrix_table(matrix, links, with_run=with_run),
+        _matrix_table(matrix, links, with_run=with_run, transcripts=transcripts or {}),
         _series_tables(matrix, with_run=with_run),
+        *_transcripts_section(matrix, transcripts or {}, with_run=with_run),
         "</body>",
         "</html>",
     ]
@@ -169,6 +197,16 @@ svg .grid { stroke: #eaeef2; }
 svg .bar { fill: #b6e3ff; }
 svg .whisker { stroke: #0969da; stroke-width: 2; }
 svg .point { fill: #0969da; }
+.behaviour { display: block; color: #57606a; font-size: 0.85em; }
+details.pair { margin: 0.4em 0; border: 1px solid #d0d7de; padding: 2px 8px; }
+details.pair > summary { cursor: pointer; font-weight: 600; }
+ol.steps { padding-left: 2em; }
+ol.steps li { margin: 2px 0; }
+ol.steps summary { cursor: pointer; font-family: ui-monospace, monospace; font-size: 0.9em; }
+ol.steps .message { white-space: pre-wrap; }
+ol.steps li.failed summary { color: #cf222e; }
+ol.steps pre { white-space: pre-wrap; word-break: break-word; background: #f6f8fa;
+  padding: 6px; margin: 4px 0; max-height: 24em; overflow: auto; font-size: 0.85em; }
 """.strip()
 
 
@@ -367,7 +405,13 @@ def _legend() -> str:
     )
 
 
-def _matrix_table(matrix: TaskMatrix, links: PairLinks, *, with_run: bool) -> str:
+def _matrix_table(
+    matrix: TaskMatrix,
+    links: PairLinks,
+    *,
+    with_run: bool,
+    transcripts: PairTranscripts | None = None,
+) -> str:
     labels = column_labels(matrix, with_run=with_run)
     head = '<th class="task">task</th>' + "".join(f"<th>{_e(label)}</th>" for label in labels)
     body = []
@@ -385,9 +429,13 @@ def _matrix_table(matrix: TaskMatrix, links: PairLinks, *, with_run: bool) -> st
             if cell is None:
                 cells.append('<td class="missing">not run</td>')
                 continue
+            behaviour = cell.behaviour_text
             cells.append(
                 f'<td class="{cell.kind}">{_e(cell.text)}'
-                f"{_cell_links(links.get((task, index), ()))}</td>"
+                + (f'<span class="behaviour">{_e(behaviour)}</span>' if behaviour else "")
+                + f"{_cell_links(links.get((task, index), ()))}"
+                + _transcript_links(task, index, (transcripts or {}).get((task, index), ()))
+                + "</td>"
             )
         body.append(f"<tr>{''.join(cells)}</tr>")
     return f'<table class="matrix"><tr>{head}</tr>{"".join(body)}</table>'
@@ -432,6 +480,72 @@ def _cell_links(attempts: Sequence[AttemptLinks]) -> str:
         if attempt.logs is not None:
             anchors.append(f'<a href="{_e(attempt.logs)}">logs{suffix}</a>')
     return f'<span class="links">{"".join(anchors)}</span>' if anchors else ""
+
+
+def _anchor(task: str, column: int, attempt: int) -> str:
+    return f"transcript-{column}-{task}-{attempt}"
+
+
+def _transcript_links(task: str, column: int, found: Sequence[tuple[int, Transcript]]) -> str:
+    if not found:
+        return ""
+    numbered = len(found) > 1
+    anchors = "".join(
+        f'<a href="#{_e(_anchor(task, column, attempt))}">transcript'
+        f"{f' {attempt}' if numbered else ''}</a>"
+        for attempt, _ in found
+    )
+    return f'<span class="links">{anchors}</span>'
+
+
+def _transcripts_section(
+    matrix: TaskMatrix, found: PairTranscripts, *, with_run: bool
+) -> list[str]:
+    """Each pair's transcript as a collapsed list of steps; a step opens to its text."""
+    if not found:
+        return []
+    labels = column_labels(matrix, with_run=with_run)
+    note = (
+        f"What each agent did, step by step (texts cut to {TEXT_LIMIT:,} "
+        "characters; the whole transcript is transcript.jsonl in the pair's logs)."
+    )
+    parts = ["<h2>Transcripts</h2>", f'<p class="note">{_e(note)}</p>']
+    for task in matrix.tasks:
+        for index, label in enumerate(labels):
+            for attempt, read in found.get((task, index), ()):
+                cell = matrix.cell(task, index)
+                outcome = "" if cell is None else f": {cell.text}"
+                shown = read.steps[:STEPS_SHOWN]
+                more = len(read.steps) - len(shown)
+                title = f"{label} on {task}" + (f" (attempt {attempt})" if attempt > 1 else "")
+                parts.append(
+                    f'<details class="pair" id="{_e(_anchor(task, index, attempt))}">'
+                    f"<summary>{_e(title)}{_e(outcome)} ({len(read.steps)} steps)</summary>"
+                    f'<ol class="steps">{"".join(_step(step) for step in shown)}</ol>'
+                    + (f'<p class="note">{more} more steps in the file.</p>' if more > 0 else "")
+                    + (
+                        '<p class="note">The file was longer than gitgauge reads; later '
+                        "steps are not listed.</p>"
+                        if read.truncated
+                        else ""
+                    )
+                    + "</details>"
+                )
+    return parts
+
+
+def _step(step: Step) -> str:
+    failed = ' class="failed"' if step.is_error else ""
+    if step.kind == "message":
+        return f'<li><span class="message">{_e(step.text)}</span></li>'
+    body = ""
+    if step.text and step.text != step.title:
+        body += f"<pre>{_e(step.text)}</pre>"
+    if step.output:
+        body += f"<pre>{_e(step.output)}</pre>"
+    if not body:
+        return f"<li{failed}>{_e(step.title)}</li>"
+    return f"<li{failed}><details><summary>{_e(step.title)}</summary>{body}</details></li>"
 
 
 def _e(text: str) -> str:

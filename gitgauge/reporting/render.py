@@ -18,15 +18,26 @@ from tabulate import tabulate
 
 from gitgauge.reporting.intervals import Interval
 from gitgauge.reporting.rows import (
+    BEHAVIOUR_METRICS,
     CONFIDENCE,
     FEW_TASKS,
+    BehaviourSummary,
     MatrixCell,
     ReportRow,
     TaskMatrix,
     series_views,
 )
 
-HEADERS = ("CONFIG", "RESOLVED", "ERRORS", "REGRESS", "AVG COST", "AVG TIME", "AVG DIFF")
+HEADERS = (
+    "CONFIG",
+    "RESOLVED",
+    "ERRORS",
+    "REGRESS",
+    "AVG COST",
+    "AVG TIME",
+    "TOTAL TIME",
+    "AVG DIFF",
+)
 RATE_HEADER = "RATE"
 FORMATS = ("table", "markdown", "csv", "json")
 NO_RUNS_HINT = "no runs yet: run `gitgauge run -c <agent config>.yaml` first"
@@ -147,6 +158,7 @@ def footnote(rows: Sequence[ReportRow]) -> str:
         )
         checks = sorted({row.judge_check for row in rows if row.judge_check})
         text += "".join(f" {check[0].upper()}{check[1:]}." for check in checks)
+    text += " " + TIME_NOTE
     if any(row.tasks < FEW_TASKS for row in rows):
         text += (
             f" A bootstrap over fewer than {FEW_TASKS} tasks is too narrow (it cannot see "
@@ -170,6 +182,14 @@ def footnote(rows: Sequence[ReportRow]) -> str:
             "but no cost; add `pricing:` to its agent config to count it."
         )
     return textwrap.fill(text, width=FOOTNOTE_WIDTH)
+
+
+TIME_NOTE = (
+    "AVG TIME: the agent's own run (the adapter's wall time), mean per task. TOTAL TIME: the "
+    "wall-clock time of the row's pairs summed, each from its workspace to its grade (setup, "
+    "agent and grading: in JSON and CSV apart); pairs run at once with -j overlap, so the run "
+    "itself took less."
+)
 
 
 def _tokens_without_cost(row: ReportRow) -> bool:
@@ -231,6 +251,26 @@ def json_row(row: ReportRow) -> dict[str, Any]:
         "ties": row.ties,
         "losses": row.losses,
         "judgeCheck": row.judge_check,
+        "totalWallSeconds": row.total_wall_seconds,
+        **{
+            f"total{phase.title()}Seconds": row.phase_seconds.get(phase)
+            for phase in ("setup", "agent", "grading")
+        },
+        **behaviour_fields(row.behaviour),
+    }
+
+
+def behaviour_fields(summary: BehaviourSummary | None) -> dict[str, Any]:
+    """A row's behaviour as flat JSON: the tasks measured, those where the suite ran, and the
+    median of each metric over tasks (`medianTurns`, `medianFilesRead`, ...)."""
+    medians = summary.medians if summary is not None else {}
+    return {
+        "behaviourTasks": summary.tasks if summary is not None else 0,
+        "ranTestsTasks": summary.ran_tests_tasks if summary is not None else None,
+        **{
+            f"median{metric.key[0].upper()}{metric.key[1:]}": medians.get(metric.key)
+            for metric in BEHAVIOUR_METRICS
+        },
     }
 
 
@@ -258,6 +298,7 @@ def _cells(row: ReportRow, *, pass_k: str | None) -> list[str]:
         "-" if row.regressed is None else str(row.regressed),
         _with_interval(row.avg_cost_usd, row.cost_interval, "${:.4f}", compact),
         _with_interval(row.avg_adapter_seconds, row.time_interval, "{:.1f}s", "{:.1f}".format),
+        "-" if row.total_wall_seconds is None else format_duration(row.total_wall_seconds),
         _with_interval(row.avg_diff, row.diff_interval, "{:.1f} lines", "{:.1f}".format),
         format_rate(row.resolve_rate),
     ]
@@ -295,6 +336,16 @@ def _with_interval(
     return text
 
 
+def format_duration(seconds: float) -> str:
+    """`12.3s`, `2m04s`, `1h02m`: a wall time a person reads at a glance."""
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    whole = round(seconds)
+    if whole < 3600:
+        return f"{whole // 60}m{whole % 60:02d}s"
+    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
+
+
 def compact(value: float) -> str:
     """A cost bound in few characters: two significant digits, at most four decimals
     (0.18, 0.0081, 2.5, 12), whole dollars from 100."""
@@ -318,14 +369,15 @@ def render_matrix(matrix: TaskMatrix, *, output_format: str, with_run: bool = Fa
     labels = column_labels(matrix, with_run=with_run)
     if output_format == "json":
         return json.dumps(_matrix_records(matrix), indent=2)
+    # What the agent did goes under the outcome (beside it in markdown, whose cells hold one
+    # line): a cell says both what came out and how.
+    joiner = "; " if output_format in ("markdown", "csv") else "\n"
     body = [
-        [task, *(_cell_text(matrix.cell(task, index)) for index in range(len(labels)))]
+        [task, *(_cell_text(matrix.cell(task, index), joiner) for index in range(len(labels)))]
         for task in matrix.tasks
     ]
     if output_format == "csv":
-        return _csv(
-            ["task", *labels], [dict(zip(["task", *labels], line, strict=True)) for line in body]
-        )
+        return _matrix_csv(matrix, labels)
     return tabulate(
         body,
         headers=["TASK", *labels],
@@ -334,8 +386,47 @@ def render_matrix(matrix: TaskMatrix, *, output_format: str, with_run: bool = Fa
     )
 
 
-def _cell_text(cell: MatrixCell | None) -> str:
-    return "-" if cell is None else cell.text
+def _cell_text(cell: MatrixCell | None, joiner: str = "") -> str:
+    if cell is None:
+        return "-"
+    behaviour = cell.behaviour_text
+    return cell.text + (joiner + behaviour if behaviour and joiner else "")
+
+
+MATRIX_CSV_EXTRA = (
+    ("turns", "turns"),
+    ("test runs", "testRuns"),
+    ("ran tests", None),
+    ("files read", "filesRead"),
+    ("files edited", "filesEdited"),
+    ("shell commands", "shellCommands"),
+    ("first edit s", "firstEditSeconds"),
+    ("wall s", None),
+)
+"""The behaviour columns the csv matrix adds per config (`<config> turns`, ...)."""
+
+
+def _matrix_csv(matrix: TaskMatrix, labels: Sequence[str]) -> str:
+    """Rows tasks; per config its cell, then its behaviour in columns of their own."""
+    fields = ["task", *labels]
+    fields += [f"{label} {name}" for label in labels for name, _ in MATRIX_CSV_EXTRA]
+    records = []
+    for task in matrix.tasks:
+        record: dict[str, Any] = {"task": task}
+        for index, label in enumerate(labels):
+            cell = matrix.cell(task, index)
+            record[label] = _cell_text(cell)
+            for name, key in MATRIX_CSV_EXTRA:
+                value: Any = None
+                if cell is not None and key is not None:
+                    value = cell.behaviour.get(key)
+                elif cell is not None and name == "ran tests" and cell.measured:
+                    value = cell.ran_tests
+                elif cell is not None and name == "wall s":
+                    value = cell.wall_seconds
+                record[f"{label} {name}"] = value
+        records.append(record)
+    return _csv(fields, records)
 
 
 def _matrix_records(matrix: TaskMatrix) -> list[dict[str, Any]]:
@@ -357,6 +448,10 @@ def _matrix_records(matrix: TaskMatrix) -> list[dict[str, Any]]:
                 "failToPassFailed": list(cell.fail_to_pass_failed),
                 "passToPassFailed": list(cell.pass_to_pass_failed),
                 "cell": cell.text,
+                "measured": cell.measured,
+                "ranTests": cell.ran_tests if cell.measured else None,
+                **{metric.key: cell.behaviour.get(metric.key) for metric in BEHAVIOUR_METRICS},
+                "wallSeconds": cell.wall_seconds,
             }
             if cell.exact is not None:
                 record.update(kind=row.kind, exact=cell.exact)

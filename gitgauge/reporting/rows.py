@@ -21,17 +21,23 @@ units of every average and interval (attempts at one task share its difficulty).
   over tasks. The averages carry bootstrap intervals over tasks. Everything is seeded.
 - PASS@k / PASS^k (only with repeats, k = the attempts per task): the chance that at least one /
   all of k attempts resolve a task.
+- TOTAL TIME: the wall-clock time of every pair of the row, summed (setup, agent and grading;
+  `wall_seconds`): what the row cost in time on one slot.
+- Behaviour (JSON and CSV, `report --tasks`, the HTML page, `compare`): what the agents did, from
+  their transcripts (`BEHAVIOUR_METRICS`), over the attempts that were scored and left one
+  (an error is not measured: an agent that never started did nothing). Per task the mean over
+  its attempts; per row the median over tasks, and the tasks where the suite was run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from statistics import fmean
+from statistics import fmean, median
 from typing import Any, Literal
 
 from gitgauge.core import kinds
-from gitgauge.core.records import RunResult
+from gitgauge.core.records import RunResult, wall_seconds
 from gitgauge.core.store import StoredRun
 from gitgauge.reporting import intervals
 from gitgauge.reporting.intervals import Interval
@@ -97,6 +103,12 @@ class ReportRow:
     unscored: tuple[RunResult, ...] = field(default=(), repr=False, compare=False)
     """Attempts nothing could score (a fixture's LLM judge unavailable): left out of every
     count and rate of the row, listed under the table."""
+    total_wall_seconds: float | None = None
+    """The wall-clock time of the row's pairs, summed (None: no pair has one)."""
+    phase_seconds: dict[str, float] = field(default_factory=dict)
+    """Of that: `setup`, `agent` and `grading`, summed over the pairs that recorded them."""
+    behaviour: BehaviourSummary | None = None
+    """What the agents did, over the tasks with a scored attempt that left a transcript."""
 
     @property
     def label(self) -> str:
@@ -235,6 +247,140 @@ def summarize(
         ties=counts.get("ties"),
         losses=counts.get("losses"),
         unscored=tuple(unscored),
+        total_wall_seconds=_total(results, wall_seconds),
+        phase_seconds={
+            phase: total
+            for phase, value in PHASES.items()
+            if (total := _total(results, value)) is not None
+        },
+        behaviour=summarize_behaviour(by_task),
+    )
+
+
+PHASES: dict[str, Callable[[RunResult], float | None]] = {
+    "setup": lambda result: result.setupSeconds,
+    "agent": lambda result: result.agentSeconds,
+    "grading": lambda result: result.gradingSeconds,
+}
+
+
+def _total(
+    results: Sequence[RunResult], value: Callable[[RunResult], float | None]
+) -> float | None:
+    values = [found for found in map(value, results) if found is not None]
+    return sum(values) if values else None
+
+
+# -- behaviour: what the agents did, from their transcripts --
+
+
+@dataclass(frozen=True)
+class BehaviourMetric:
+    """One number counted from a pair's transcript."""
+
+    key: str
+    """Its JSON key (`turns`, `filesRead`)."""
+    label: str
+    """How `compare` and the report name it (`turns`, `files read`)."""
+    value: Callable[[RunResult], float | None]
+    unit: str = ""
+
+
+def measured(result: RunResult) -> bool:
+    """A scored attempt with a transcript: its behaviour counts (errors are not measured)."""
+    return result.behaviour is not None and result.status != "error"
+
+
+def _behaviour_value(name: str) -> Callable[[RunResult], float | None]:
+    def value(result: RunResult) -> float | None:
+        if not measured(result) or result.behaviour is None:
+            return None
+        found = getattr(result.behaviour, name)
+        return None if found is None else float(found)
+
+    return value
+
+
+def tokens_per_turn(result: RunResult) -> float | None:
+    """Tokens the agent used per turn: input and output (and, for claude, the prompt cache)."""
+    behaviour = result.behaviour
+    if not measured(result) or behaviour is None or not behaviour.turns:
+        return None
+    if result.inputTokens is None and result.outputTokens is None:
+        return None
+    tokens = (result.inputTokens or 0) + (result.outputTokens or 0)
+    if behaviour.source == "claude":  # codex counts its cached tokens among the input ones
+        tokens += (result.cacheCreationInputTokens or 0) + (result.cacheReadInputTokens or 0)
+    return tokens / behaviour.turns
+
+
+def cost_per_turn(result: RunResult) -> float | None:
+    behaviour = result.behaviour
+    if not measured(result) or behaviour is None or not behaviour.turns:
+        return None
+    return None if result.costUsd is None else result.costUsd / behaviour.turns
+
+
+BEHAVIOUR_METRICS: tuple[BehaviourMetric, ...] = (
+    BehaviourMetric("turns", "turns", _behaviour_value("turns")),
+    BehaviourMetric("testRuns", "test runs", _behaviour_value("testRuns")),
+    BehaviourMetric("shellCommands", "shell commands", _behaviour_value("shellCommands")),
+    BehaviourMetric("filesRead", "files read", _behaviour_value("filesRead")),
+    BehaviourMetric("filesEdited", "files edited", _behaviour_value("filesEdited")),
+    BehaviourMetric("tokensPerTurn", "tokens per turn", tokens_per_turn),
+    BehaviourMetric("costPerTurn", "cost per turn", cost_per_turn, unit="$"),
+    BehaviourMetric(
+        "firstEditSeconds", "seconds to first edit", _behaviour_value("firstEditSeconds"), "s"
+    ),
+)
+"""What `compare` tests B against A on, per task, and the report carries."""
+
+
+def ran_tests(result: RunResult) -> bool | None:
+    """Whether a measured attempt ran the suite; None when it is not measured."""
+    if not measured(result) or result.behaviour is None:
+        return None
+    return result.behaviour.ran_tests
+
+
+@dataclass(frozen=True)
+class BehaviourSummary:
+    """A row's (or a side's) behaviour over its tasks."""
+
+    tasks: int
+    """Tasks with at least one measured attempt."""
+    attempts: int
+    """Measured attempts."""
+    ran_tests_tasks: int
+    """Tasks where some measured attempt ran the suite."""
+    ran_tests_attempts: int
+    medians: dict[str, float | None]
+    """Per metric key: the median over tasks of each task's mean over its measured attempts."""
+
+
+def summarize_behaviour(by_task: dict[str, list[RunResult]]) -> BehaviourSummary | None:
+    measured_by_task = {
+        task: [attempt for attempt in attempts if measured(attempt)]
+        for task, attempts in by_task.items()
+    }
+    measured_by_task = {task: found for task, found in measured_by_task.items() if found}
+    if not measured_by_task:
+        return None
+    medians: dict[str, float | None] = {}
+    for metric in BEHAVIOUR_METRICS:
+        means = [task_mean(found, metric.value) for found in measured_by_task.values()]
+        known = [mean for mean in means if mean is not None]
+        medians[metric.key] = median(known) if known else None
+    return BehaviourSummary(
+        tasks=len(measured_by_task),
+        attempts=sum(len(found) for found in measured_by_task.values()),
+        ran_tests_tasks=sum(
+            1 for found in measured_by_task.values() if any(ran_tests(a) for a in found)
+        ),
+        ran_tests_attempts=sum(
+            1 for found in measured_by_task.values() for a in found if ran_tests(a)
+        ),
+        medians=medians,
     )
 
 
@@ -283,6 +429,31 @@ class MatrixCell:
     """Chain tasks: the original series' subjects."""
     unscored: int = 0
     """Attempts nothing could score (left out of the counts)."""
+    behaviour: dict[str, float | None] = field(default_factory=dict)
+    """Per behaviour metric key: the mean over the cell's measured attempts (empty: none)."""
+    ran_tests: int = 0
+    """Measured attempts that ran the suite."""
+    measured: int = 0
+    """Attempts whose behaviour was measured (scored, with a transcript)."""
+    wall_seconds: float | None = None
+    """The wall-clock time of the cell's attempts, summed."""
+
+    @property
+    def behaviour_text(self) -> str:
+        """`9 turns, tests run, 5 read, 1 edited`; empty when nothing was measured."""
+        if not self.measured:
+            return ""
+        turns = self.behaviour.get("turns")
+        parts = [] if turns is None else [f"{_number(turns)} turns"]
+        if self.measured == 1:
+            parts.append("ran the tests" if self.ran_tests else "no test run")
+        else:
+            parts.append(f"ran the tests {self.ran_tests}/{self.measured}")
+        for key, word in (("filesRead", "read"), ("filesEdited", "edited")):
+            found = self.behaviour.get(key)
+            if found is not None:
+                parts.append(f"{_number(found)} {word}")
+        return ", ".join(parts)
 
     @property
     def text(self) -> str:
@@ -378,6 +549,12 @@ def build_matrix(rows: Sequence[ReportRow]) -> TaskMatrix:
                 pass_to_pass_failed=_failed(attempt.passToPassFailed for attempt in attempts),
                 exact=kinds.get(row.kind).row_counts(attempts).get("exact"),
                 **_chain_cell(row.kind, attempts),
+                behaviour={
+                    metric.key: task_mean(attempts, metric.value) for metric in BEHAVIOUR_METRICS
+                },
+                ran_tests=sum(1 for attempt in attempts if ran_tests(attempt)),
+                measured=sum(1 for attempt in attempts if measured(attempt)),
+                wall_seconds=_total(attempts, wall_seconds),
             )
     tasks = sorted({task for task, _ in cells})
     return TaskMatrix(columns=list(rows), tasks=tasks, cells=cells, groups=groups)
@@ -429,6 +606,10 @@ def _failed(lists: Iterable[list[str] | None]) -> tuple[str, ...]:
     return tuple(sorted({name for names in lists for name in names or ()}))
 
 
+def _number(value: float) -> str:
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}"
+
+
 def _few(names: Sequence[str], shown: int = 2) -> str:
     more = len(names) - shown
     return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
@@ -450,12 +631,18 @@ def describe_pair(result: RunResult) -> str:
     status += kinds.get(result.kind).describe(result)
     cost = "-" if result.costUsd is None else f"${result.costUsd:.4f}"
     seconds = "-" if result.adapterSeconds is None else f"{result.adapterSeconds:.1f}s"
+    if result.wallSeconds is not None:
+        seconds += f" (wall {result.wallSeconds:.1f}s)"
     diff = "-"
     if result.diffFiles is not None:
         files = "file" if result.diffFiles == 1 else "files"
         diff = f"{result.diffFiles} {files} +{result.diffInsertions} -{result.diffDeletions}"
     task = result.task if result.attempt == 1 else f"{result.task} #{result.attempt}"
     line = f"{result.config}  {task}  {status}  cost {cost}  time {seconds}  diff {diff}"
+    if result.behaviour is not None:
+        done = result.behaviour
+        tests = f"ran the tests {done.testRuns}x" if done.testRuns else "no test run"
+        line += f"  {done.turns} turns, {tests}"
     if result.reverted:
         line += f"  reverted: {', '.join(result.reverted)}"
     if result.deleted:

@@ -10,12 +10,14 @@ a `RunResult` built from the kind's typed draft. An agent's failure is a result 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from gitgauge.core import kinds, links, process
+from gitgauge.core import kinds, links, process, transcript
+from gitgauge.core.claude import ClaudeResult, result_from_event
 from gitgauge.core.errors import GitGaugeError
 from gitgauge.core.git import Repository
 from gitgauge.core.git.checkout import AgentDiff
@@ -31,7 +33,13 @@ from gitgauge.core.store import (
 from gitgauge.core.suite import UserCommands
 from gitgauge.core.worktree import Warn, warn_once
 from gitgauge.running import harness as harnesses
-from gitgauge.running.adapters.base import AdapterContext, AdapterOutcome, prompt_file
+from gitgauge.running.adapters.base import (
+    AdapterContext,
+    AdapterOutcome,
+    keep_transcript,
+    prompt_file,
+    transcript_file,
+)
 from gitgauge.running.plan import PlannedConfig
 from gitgauge.running.scoring import diffstat
 from gitgauge.running.scoring.protect import WorkspaceEscape
@@ -84,8 +92,9 @@ class Pair:
         kind = kinds.get(task.kind)
         draft = kind.draft(kind=task.kind, sandbox="bwrap" if self.sandbox is not None else "none")
         checkout_before = self.repo.checkout_state()
+        phases = Phases()
         try:
-            self._score(kind, planned, task, prepared, log_dir, draft, slot=slot)
+            self._score(kind, planned, task, prepared, log_dir, draft, slot=slot, phases=phases)
         except WorkspaceEscape as error:
             draft.error("escaped-workspace", str(error))
         except KindSetupError as error:
@@ -94,7 +103,16 @@ class Pair:
             # A git failure in one workspace (a missing object, a full disk) spoils this pair
             # only; the message says what happened.
             draft.error("internal", str(error))
-        if self.repo.checkout_state() != checkout_before:
+        changed = self.repo.checkout_state() != checkout_before
+        if changed and self.sandbox is not None:
+            # The sandbox hides the checkout from the agent (and gitgauge runs nothing the agent
+            # wrote outside it): a change is the user's own (an editor, `run > log` in the
+            # checkout), not the agent's, and must not turn a scored pair into an error.
+            self.warn(
+                f"your checkout {self.repo.root} changed during the run; the sandbox hides it "
+                "from the agents, so pairs are scored as usual (nothing was undone)"
+            )
+        elif changed:
             # Never undo it: it may be the user's own work (or a concurrent pair's, with -j).
             message = (
                 f"your checkout {self.repo.root} changed while {planned.config.name} worked on "
@@ -103,6 +121,7 @@ class Pair:
             )
             self.warn(message)
             draft.error("escaped-workspace", message)
+        draft.update(**phases.fields())
         return RunResult(
             runId=self.run_id,
             config=planned.config.name,
@@ -120,6 +139,7 @@ class Pair:
         workspace: Workspace,
         env: dict[str, str],
         log_dir: Path,
+        draft: ResultDraft,
     ) -> AdapterOutcome:
         """The config's harness laid in and the adapter run (in the sandbox, with its own copy of
         the config dir). The harness is taken out of what the agent left by `read_work`: it is
@@ -133,6 +153,7 @@ class Pair:
             writable=(workspace.agent_git,),
             env=env,
             log_dir=log_dir,
+            draft=draft,
         )
 
     def _adapter_run(
@@ -145,15 +166,18 @@ class Pair:
         writable: tuple[Path, ...],
         env: dict[str, str],
         log_dir: Path,
+        draft: ResultDraft,
     ) -> AdapterOutcome:
         """The adapter in `path` (in the sandbox: `read_only` and `writable` besides it), the
-        harness already laid in."""
+        harness already laid in. The agent's transcript goes to the logs and what it did into
+        the draft (`behaviour`)."""
         harness = planned.harness
         prompt = render_prompt(planned.config.prompt, task)
         whole = task.prompt if prompt is None else prompt
         with (
             harnesses.agent_config_dir(harness, environ=os.environ) as config_dir,
             prompt_file(whole, repository=self.repo.root) as prompt_path,
+            transcript_file(repository=self.repo.root) as transcript_path,
         ):
             agent_sandbox = (
                 self.sandbox.argv(
@@ -161,14 +185,20 @@ class Pair:
                         workspace=path,
                         # The prompt's directory is the pair's own: the agent reads the file.
                         read_only=(*read_only, prompt_path.parent),
-                        writable=(*writable, *([config_dir] if config_dir else [])),
+                        writable=(
+                            *writable,
+                            # The transcript's directory is the pair's own: the agent writes it.
+                            transcript_path.parent,
+                            *([config_dir] if config_dir else []),
+                        ),
                     ),
                     agent=True,
                 )
                 if self.sandbox
                 else []
             )
-            return planned.adapter.run(
+            agent_started = datetime.now(timezone.utc)
+            outcome = planned.adapter.run(
                 AdapterContext(
                     workspace=path,
                     task=task,
@@ -181,8 +211,41 @@ class Pair:
                     sandbox=agent_sandbox,
                     prompt_file=prompt_path,
                     warn=self.warn,
+                    transcript_file=transcript_path,
                 )
             )
+            keep_transcript(transcript_path, log_dir)
+        return self._read_transcript(outcome, log_dir, draft, started=agent_started)
+
+    def _read_transcript(
+        self, outcome: AdapterOutcome, log_dir: Path, draft: ResultDraft, *, started: datetime
+    ) -> AdapterOutcome:
+        """What the agent did, from its transcript, into `draft`; a transcript's own `result`
+        event gives the cost and tokens an adapter did not report (a script that runs claude)."""
+        read = transcript.read(log_dir / transcript.TRANSCRIPT_FILE)
+        if read is None:
+            return outcome
+        draft.update(
+            behaviour=transcript.behaviour(
+                read, test_command=self.config.testCommand, started_at=started
+            )
+        )
+        if outcome.cost_usd is not None or outcome.input_tokens is not None or not read.result:
+            return outcome
+        try:
+            reported: ClaudeResult = result_from_event(read.result)
+        except ValueError as error:
+            self.warn(f"{log_dir / transcript.TRANSCRIPT_FILE}: result event: {error}")
+            return outcome
+        return replace(
+            outcome,
+            cost_usd=None if reported.used_nothing else reported.total_cost_usd,
+            input_tokens=reported.input_tokens,
+            output_tokens=reported.output_tokens,
+            cache_creation_input_tokens=reported.cache_creation_input_tokens,
+            cache_read_input_tokens=reported.cache_read_input_tokens,
+            num_turns=outcome.num_turns if outcome.num_turns is not None else reported.num_turns,
+        )
 
     def _score(
         self,
@@ -194,10 +257,11 @@ class Pair:
         draft: ResultDraft,
         *,
         slot: int,
+        phases: Phases,
     ) -> None:
         """Fill `draft` step by step, so an error keeps what was measured."""
         if kind.own_repository or prepared is None:
-            self._score_fresh(kind, planned, task, log_dir, draft, slot=slot)
+            self._score_fresh(kind, planned, task, log_dir, draft, slot=slot, phases=phases)
             return
         link = self.config.worktree.link
         with prepared.workspace(slot) as workspace:
@@ -211,16 +275,20 @@ class Pair:
             setup_error = steps.setup()
             if setup_error is not None:
                 draft.error("setup", setup_error)
+                phases.lap("setup")
                 return
             steps_of_kind.after_setup()
+            phases.lap("setup")
             outcome = steps.run_agent(prompt=steps_of_kind.prompt)
             draft.update(**outcome_fields(outcome))
             steps_of_kind.agent_said(outcome.final_message)
             steps_of_kind.after_agent()
             # Measured for failed agents too: the patch of a timed-out agent helps to see why.
             diff = steps.read_work(start=steps_of_kind.start)
+            phases.lap("agent")
             if outcome.ok:
                 steps_of_kind.grade(diff)
+                phases.lap("grading")
 
     def _score_fresh(
         self,
@@ -231,6 +299,7 @@ class Pair:
         draft: ResultDraft,
         *,
         slot: int,
+        phases: Phases,
     ) -> None:
         """A kind that brings its own repository: a fresh directory (no checkout of your
         history, no setupCommand) that the kind's `enter` fills and whose work its `grade`
@@ -239,13 +308,16 @@ class Pair:
             steps = FreshSteps(self, planned, task, workspace, log_dir, draft, slot)
             steps_of_kind = kind.enter(steps)
             steps_of_kind.after_setup()
+            phases.lap("setup")
             outcome = steps.run_agent(prompt=steps_of_kind.prompt)
             draft.update(**outcome_fields(outcome))
             steps_of_kind.agent_said(outcome.final_message)
             steps_of_kind.after_agent()
             diff = steps.read_work(start=steps_of_kind.start)
+            phases.lap("agent")
             if outcome.ok:
                 steps_of_kind.grade(diff)
+                phases.lap("grading")
 
     def _setup(self, workspace: Path, env: dict[str, str], log_dir: Path) -> str | None:
         """Run setupCommand; the reason it failed, or None."""
@@ -291,7 +363,9 @@ class PairSteps:
     def run_agent(self, *, prompt: str | None = None) -> AdapterOutcome:
         """The agent on the task (`prompt`: the kind's own for this pair, if it made one)."""
         task = self.task if prompt is None else self.task.model_copy(update={"prompt": prompt})
-        return self.pair._run_agent(self.planned, task, self.workspace, self.env, self.log_dir)
+        return self.pair._run_agent(
+            self.planned, task, self.workspace, self.env, self.log_dir, self.draft
+        )
 
     def read_work(self, *, start: str) -> AgentDiff:
         """What the agent left, read through gitgauge's own git directory and index (only
@@ -393,6 +467,7 @@ class FreshSteps:
                 writable=workspace.writable,
                 env=env,
                 log_dir=self.log_dir,
+                draft=self.draft,
             )
 
     def read_work(self, *, start: str) -> AgentDiff:
@@ -424,8 +499,37 @@ def outcome_fields(outcome: AdapterOutcome) -> dict[str, Any]:
         "reasoningOutputTokens": outcome.reasoning_output_tokens,
     }
     if error_kind is not None:
-        fields.update(status="error", errorKind=error_kind, errorMessage=outcome.error_message)
+        fields.update(
+            status="error",
+            errorKind=error_kind,
+            errorMessage=outcome.error_message,
+            errorCause=outcome.error_cause,
+        )
     return fields
+
+
+@dataclass
+class Phases:
+    """A pair's wall-clock time by phase: setup (the workspace and `setupCommand`), agent (the
+    harness, the adapter, its work read back) and grading; laps of one monotonic clock."""
+
+    started: float = field(default_factory=time.monotonic)
+    last: float = 0.0
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def lap(self, phase: str) -> None:
+        """The time since the previous lap (or the start) is `phase`'s."""
+        moment = time.monotonic()
+        self.seconds[phase] = round(moment - (self.last or self.started), 3)
+        self.last = moment
+
+    def fields(self) -> dict[str, float | None]:
+        return {
+            "wallSeconds": round(time.monotonic() - self.started, 3),
+            "setupSeconds": self.seconds.get("setup"),
+            "agentSeconds": self.seconds.get("agent"),
+            "gradingSeconds": self.seconds.get("grading"),
+        }
 
 
 def now() -> str:

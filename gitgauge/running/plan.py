@@ -120,9 +120,20 @@ def plan_run(
         sources[config.name] = str(path)
         directories[directory] = config.name
         configs.append(_planned(config, str(path)))
+    check_adapters(configs)
+    return RunPlan(configs=configs, tasks=_select_tasks(repo, store, task_id, warn=warn))
+
+
+def check_adapters(configs: Sequence[PlannedConfig]) -> None:
+    """Each config's adapter, once, before any work: its binary is there and runs, and it has
+    credentials in the environment its agent will get (the config's `env` included). An
+    `AdapterError` names the config file and the fix."""
+    env = process.clean_env()
     for planned in configs:
         planned.adapter.check()
-    return RunPlan(configs=configs, tasks=_select_tasks(repo, store, task_id, warn=warn))
+        planned.adapter.preflight(
+            {**env, **planned.harness.env}, config_dir=planned.harness.sources.config_dir
+        )
 
 
 def _select_tasks(repo: Repository, store: Store, task_id: str | None, *, warn: Warn) -> list[Task]:
@@ -244,8 +255,7 @@ def plan_resume(
                 "new run"
             )
         configs.append(planned)
-    for planned in configs:
-        planned.adapter.check()
+    check_adapters(configs)
     by_id = {task.id: task for task in store.load_tasks(warn=warn)}
     tasks: list[Task] = []
     for task_id in manifest.tasks:

@@ -9,7 +9,7 @@ an interrupted run keeps every finished pair. An agent's crash or timeout is a r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +31,7 @@ from gitgauge.core.suite import stop_early_warning
 from gitgauge.core.worktree import Warn
 from gitgauge.running import harness as harnesses
 from gitgauge.running.executors import PairExecutor
+from gitgauge.running.gate import RunGate
 from gitgauge.running.pair import Pair, now
 from gitgauge.running.plan import PairJob, PlannedConfig, ResumeFrom, RunPlan, command_drift
 from gitgauge.running.workspace import HistoryCopies, TaskWorkspaces
@@ -41,6 +42,10 @@ class RunOutcome:
     run_id: str
     manifest: RunManifest
     results: list[RunResult]
+    gate: RunGate | None = None
+    """What the run's gate stopped: configs with a broken setup, the budget."""
+    retried: int = 0
+    """Errored pairs set aside to run again (`--retry-errors`)."""
 
 
 def execute(
@@ -58,6 +63,8 @@ def execute(
     sandbox: Sandbox | None = None,
     executor: PairExecutor | None = None,
     mode: str | None = None,
+    gate: RunGate | None = None,
+    sample: Mapping[str, int] | None = None,
 ) -> RunOutcome:
     """Run every pair (task-major, so a task's workspace source is prepared once and reused by
     every config and attempt), `jobs` at a time; results come back in a stable order.
@@ -65,7 +72,12 @@ def execute(
     `executor`: where the pairs run (default: here, `jobs` threads); a remote executor calls
     `Pair.run` on its nodes and yields results as pairs finish. `sandbox` is this machine's;
     a remote executor's nodes each make their own from `run.sandbox`. `mode`: `run --mode`,
-    the mode of every task whose kind has modes (a fixture's agent or text)."""
+    the mode of every task whose kind has modes (a fixture's agent or text). `gate` decides
+    whether each pair starts (a broken config stopped, a budget; on a remote executor, which
+    starts every pair at once, it only counts); `sample`: config name -> at most that many of its
+    pending pairs run (`run --estimate`), the rest stay for `--resume`. With
+    `resume.retry_errors`, each errored pair's record is set aside into its `errored-N/` log
+    folder before it runs again."""
     if mode is not None and resume is not None and mode != resume.manifest.mode:
         raise UsageError(
             f"run {resume.run_id} ran with --mode {resume.manifest.mode or '(each task its own)'}; "
@@ -133,6 +145,7 @@ def execute(
 
     results: list[RunResult] = []
     pending: list[PairJob] = []
+    errored: list[tuple[PairJob, RunResult]] = []
     for task in plan.tasks:
         for planned in plan.configs:
             for attempt in range(1, repeat + 1):
@@ -144,6 +157,8 @@ def execute(
                     results.append(done)
                 else:
                     pending.append(PairJob(planned, task, attempt))
+                    if done is not None:
+                        errored.append((pending[-1], done))
 
     # Fewest ancestors first: each task's isolated history copy then borrows the previous one's
     # objects and packs only the commits in between (see HistoryCopies), and no copy that holds
@@ -153,13 +168,39 @@ def execute(
     bases = {task.base for task in plan.tasks if kinds.get(task.kind).history_tips(task)}
     depths = {base: repo.ancestor_count(base) for base in bases}
     pending.sort(key=lambda job: depths.get(job.task.base, 0))
+    if sample is not None:
+        counted: dict[str, int] = {}
+        kept: list[PairJob] = []
+        for job in pending:
+            name = job.planned.config.name
+            counted[name] = counted.get(name, 0) + 1
+            if name not in sample or counted[name] <= sample[name]:
+                kept.append(job)
+        pending = kept
+    chosen = {id(job) for job in pending}
+    earlier_errors: dict[tuple[str, str, int], int] = {}
+    for job, done in errored:
+        if id(job) in chosen:
+            store.set_aside(run_id, done.config, done.task, done.attempt)
+            earlier_errors[(done.config, done.task, done.attempt)] = done.earlierErrors + 1
     pair = Pair(repo, repo_config, store, run_id, warn, sandbox=sandbox, mode=mode)
+    jobs_by_key = {(j.planned.config.name, j.task.id, j.attempt): j for j in pending}
+    finished: Generator[RunResult | None, None, None]
     if executor is not None:
         finished = executor.run_pairs(pending, pair, on_start=on_start)
     else:
-        finished = _run_all(pending, pair, HistoryCopies(repo), jobs=jobs, on_start=on_start)
+        finished = _run_all(
+            pending, pair, HistoryCopies(repo), jobs=jobs, on_start=on_start, gate=gate
+        )
     try:
         for result in finished:
+            if result is None:  # the gate kept the pair from starting
+                continue
+            key = (result.config, result.task, result.attempt)
+            if key in earlier_errors:
+                result = result.model_copy(update={"earlierErrors": earlier_errors[key]})
+            if gate is not None and executor is not None and key in jobs_by_key:
+                gate.finished(jobs_by_key[key], result)  # local workers count their own
             try:
                 store.save_result(result)
             except StorageError as error:
@@ -175,7 +216,9 @@ def execute(
         finished.close()
     manifest = manifest.model_copy(update={"finishedAt": now()})
     store.save_manifest(manifest)
-    return RunOutcome(run_id=run_id, manifest=manifest, results=results)
+    return RunOutcome(
+        run_id=run_id, manifest=manifest, results=results, gate=gate, retried=len(earlier_errors)
+    )
 
 
 def other_parent(task: Task) -> str | None:
@@ -191,11 +234,14 @@ def _run_all(
     *,
     jobs: int,
     on_start: Callable[[PlannedConfig, Task], None],
-) -> Generator[RunResult, None, None]:
+    gate: RunGate | None = None,
+) -> Generator[RunResult | None, None, None]:
 
     pool = CheckoutPool(owner_repository=pair.repo.root)
 
-    def run_one(job: PairJob, slot: int) -> RunResult:
+    def run_one(job: PairJob, slot: int) -> RunResult | None:
+        if gate is not None and not gate.admit(job):
+            return None
         on_start(job.planned, job.task)
         if not kinds.get(job.task.kind).history_tips(job.task):  # no history to prepare
             return pair.run(job.planned, job.task, None, attempt=job.attempt, slot=slot)
@@ -209,7 +255,12 @@ def _run_all(
             other=other_parent(job.task),
             pool=pool,
         ) as prepared:
-            return pair.run(job.planned, job.task, prepared, attempt=job.attempt, slot=slot)
+            result = pair.run(job.planned, job.task, prepared, attempt=job.attempt, slot=slot)
+        if gate is not None:
+            # Counted before this worker takes its next pair: with -j 1 every pair is judged
+            # on all the pairs before it.
+            gate.finished(job, result)
+        return result
 
     # The checkouts and history copies go once every worker is done, also after an interrupt.
     try:

@@ -2,12 +2,16 @@
 
 An adapter's crash, timeout or unreadable output is data (an `AdapterOutcome` with an
 `error_kind`), not an exception: the run goes on. Only a problem that makes the whole config
-unusable (a missing binary) raises `AdapterError`, from `check()`, before any work starts.
+unusable (a missing binary, no credentials) raises `AdapterError`, from `check()` and
+`preflight()`, before any work starts. An adapter that prints its steps as JSON events (claude's
+stream-json, codex's --json) saves them as the pair's transcript (`save_transcript`).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -17,15 +21,17 @@ from pathlib import Path
 from typing import ClassVar
 
 from gitgauge.core import process
-from gitgauge.core.errors import ConfigError
+from gitgauge.core.errors import AdapterError, ConfigError
 from gitgauge.core.git import Repository
 from gitgauge.core.interrupt import deferred
-from gitgauge.core.records import ErrorKind, Task
+from gitgauge.core.records import ErrorCause, ErrorKind, Task
 from gitgauge.core.sandbox import Exposure
 from gitgauge.core.schema import AgentConfig
+from gitgauge.core.transcript import MAX_TRANSCRIPT_BYTES, TRANSCRIPT_FILE, json_lines
 from gitgauge.core.worktree import write_owner
 
 PROMPT_PREFIX = "gitgauge-prompt-"
+TRANSCRIPT_PREFIX = "gitgauge-transcript-"
 
 
 def _say_nothing(message: str) -> None:
@@ -58,6 +64,9 @@ class AdapterContext:
     (`prompt_file`)."""
     warn: Callable[[str], None] = _say_nothing
     """Tells the user something about the run (a prompt cut short), once per distinct message."""
+    transcript_file: Path | None = None
+    """Where a `script` agent may write its transcript (`$GITGAUGE_TRANSCRIPT`): a file outside
+    the workspace that the sandbox lets the agent write, read back as data after it exits."""
 
     @property
     def agent_prompt(self) -> str:
@@ -80,11 +89,48 @@ def prompt_file(prompt: str, *, repository: Path) -> Iterator[Path]:
             shutil.rmtree(holder, ignore_errors=True)
 
 
+@contextmanager
+def transcript_file(*, repository: Path) -> Iterator[Path]:
+    """Where an agent may write its transcript (`$GITGAUGE_TRANSCRIPT`): a file (not made yet)
+    in a temporary directory of its own, which the sandbox lets the agent write; removed
+    afterwards. Outside the workspace, so never in the agent's patch."""
+    with deferred():
+        holder = Path(tempfile.mkdtemp(prefix=TRANSCRIPT_PREFIX))
+        write_owner(holder, repository=repository, kind="transcript")
+    try:
+        yield holder / TRANSCRIPT_FILE
+    finally:
+        with deferred():
+            shutil.rmtree(holder, ignore_errors=True)
+
+
+def keep_transcript(written: Path, log_dir: Path) -> None:
+    """The transcript an agent wrote to `written`, copied into the pair's logs (at most
+    `MAX_TRANSCRIPT_BYTES`) unless its adapter saved one already. What the agent left there is
+    data: a symlink or anything but a regular file is not followed."""
+    target = log_dir / TRANSCRIPT_FILE
+    if target.exists():
+        return
+    try:
+        descriptor = os.open(written, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return
+    with os.fdopen(descriptor, "rb") as source:
+        if not stat.S_ISREG(os.fstat(source.fileno()).st_mode):
+            return
+        data = source.read(MAX_TRANSCRIPT_BYTES)
+    if data.strip():
+        target.write_bytes(data)
+
+
 @dataclass(frozen=True)
 class AdapterOutcome:
     error_kind: ErrorKind | None = None
     """None when the agent ran to completion; else adapter-exit / adapter-timeout / ..."""
     error_message: str | None = None
+    """The reason first (`claude: Not logged in: run ...`), then what the CLI said."""
+    error_cause: ErrorCause | None = None
+    """For an error no retry of the same setup fixes: not-logged-in, bad-model, auth, quota."""
     seconds: float = 0.0
     """Wall time of the agent run."""
     cost_usd: float | None = None
@@ -123,6 +169,13 @@ class Adapter(ABC):
 
     def check(self) -> None:  # noqa: B027 - most adapters have nothing to check
         """Raise `AdapterError` when this config cannot run at all (before any task starts)."""
+
+    def preflight(  # noqa: B027 - most adapters have nothing to check
+        self, env: Mapping[str, str], *, config_dir: Path | None = None
+    ) -> None:
+        """Raise `AdapterError` when the agent cannot work with `env` (the environment it will get,
+        the config's `env` included): its binary does not run, or it has no credentials. Called
+        once per config before a run; never sends a request to a model."""
 
     def sandbox_exposure(self, env: Mapping[str, str]) -> Exposure:
         """What the agent needs inside the sandbox besides the system and PATH: its binary's
@@ -203,6 +256,49 @@ def run_cli(
     return completed
 
 
+def save_transcript(context: AdapterContext) -> None:
+    """The JSON events of the agent's stdout as the pair's `transcript.jsonl` (a hard link when
+    every line is one, so a long transcript is not stored twice)."""
+    stdout = context.log_dir / "agent.stdout"
+    target = context.log_dir / TRANSCRIPT_FILE
+    try:
+        text = stdout.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return
+    lines = list(json_lines(text))
+    if not lines:
+        return
+    target.unlink(missing_ok=True)
+    if len(lines) == len([line for line in text.splitlines() if line.strip()]):
+        try:
+            os.link(stdout, target)
+            return
+        except OSError:
+            pass  # a file system without hard links: write a copy
+    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+VERSION_TIMEOUT_SECONDS = 30.0
+
+
+def check_runs(binary: str, env: Mapping[str, str], *, name: str, install_hint: str) -> None:
+    """`binary --version` runs (a local command: no request): a broken installation (node
+    missing, a half-removed package) fails here, once, not in every pair."""
+    completed = process.run(
+        [binary, "--version"], cwd=Path.cwd(), timeout_seconds=VERSION_TIMEOUT_SECONDS, env=env
+    )
+    if completed.ok:
+        return
+    problem = completed.start_error or (
+        "timed out" if completed.timed_out else f"exited {completed.exit_code}"
+    )
+    tail = completed.output_tail(200).strip()
+    raise AdapterError(
+        f"`{binary} --version` failed ({problem}{': ' + tail if tail else ''}): reinstall "
+        f"{name} ({install_hint})"
+    )
+
+
 MESSAGE_TAIL = 500
 """How much of a failed agent CLI's output its error message keeps (all of it is in the logs)."""
 
@@ -211,10 +307,26 @@ def timed_out_reason(context: AdapterContext) -> str:
     return f"killed after {context.timeout_seconds:g}s (timeouts.adapter)"
 
 
-def failure_message(completed: process.CommandResult, reason: str | None) -> str | None:
+def failure_message(
+    completed: process.CommandResult, reason: str | None, *, events: bool = False
+) -> str | None:
     """`reason` with the end of the CLI's output, so the result says what went wrong; None when
-    there was no failure."""
+    there was no failure. With `events`, stdout's JSON event lines are left out of that end (a
+    stream of events is the transcript, not words for a status line)."""
     if reason is None:
         return None
-    tail = completed.output_tail(MESSAGE_TAIL).strip()
+    tail = (non_event_tail(completed) if events else completed.output_tail(MESSAGE_TAIL)).strip()
     return f"{reason}; output tail: {tail}" if tail else f"{reason}; no output"
+
+
+def non_event_tail(completed: process.CommandResult, limit: int = MESSAGE_TAIL) -> str:
+    """The end of stdout's lines that are not JSON events, then of stderr."""
+    kept = set(json_lines(completed.stdout_tail))
+    words = "\n".join(
+        line for line in completed.stdout_tail.splitlines() if line not in kept and line.strip()
+    )
+    if completed.stderr_tail.strip():
+        words = (
+            f"{words}\n--- stderr ---\n{completed.stderr_tail}" if words else completed.stderr_tail
+        )
+    return words[-limit:]

@@ -1,7 +1,9 @@
-"""`adapter: claude-code`: the claude CLI in print mode, its JSON result parsed for cost and tokens.
+"""`adapter: claude-code`: the claude CLI in print mode; its stream of events is the pair's
+transcript, and the final `result` event gives cost and tokens.
 
-The argv is `claude -p --output-format json --permission-mode acceptEdits [--model M] [args...]`;
-the prompt goes to stdin so it never shows in `ps`. `GITGAUGE_CLAUDE_BIN` overrides the binary.
+The argv is `claude -p --output-format stream-json --verbose --permission-mode acceptEdits
+[--model M] [args...]` (`--verbose` is what makes print mode stream every message); the prompt
+goes to stdin so it never shows in `ps`. `GITGAUGE_CLAUDE_BIN` overrides the binary.
 """
 
 from __future__ import annotations
@@ -10,24 +12,41 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from gitgauge.core.claude import ClaudeResult, find_claude_binary, parse_result
+from gitgauge.core.claude import (
+    INSTALL_HINT,
+    ClaudeResult,
+    failure_cause,
+    find_claude_binary,
+    login_problem,
+    parse_result,
+)
 from gitgauge.core.errors import AdapterError
-from gitgauge.core.records import ErrorKind
+from gitgauge.core.records import ErrorCause, ErrorKind
 from gitgauge.core.sandbox import CLAUDE_HOME_WRITABLE, Exposure
 from gitgauge.running.adapters.base import (
     Adapter,
     AdapterContext,
     AdapterOutcome,
+    check_runs,
     failure_message,
     register,
     run_cli,
+    save_transcript,
     timed_out_reason,
 )
 
-BASE_ARGS = ("-p", "--output-format", "json", "--permission-mode", "acceptEdits")
+BASE_ARGS = (
+    "-p",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+    "--permission-mode",
+    "acceptEdits",
+)
 
 STDOUT_LIMIT = 8 * 1024 * 1024
-"""How much of claude's stdout is parsed; the envelope is one object of a few kilobytes."""
+"""How much of claude's stdout is parsed for its result (the last event; the whole stream is in
+the logs and the transcript)."""
 
 
 def claude_argv(binary: str, *, model: str | None, args: list[str]) -> list[str]:
@@ -49,6 +68,16 @@ class ClaudeCodeAdapter(Adapter):
         except AdapterError as error:
             raise AdapterError(f"{self.source}: adapter claude-code: {error}") from None
 
+    def preflight(self, env: Mapping[str, str], *, config_dir: Path | None = None) -> None:
+        try:
+            binary = find_claude_binary(env)
+            check_runs(binary, env, name="claude", install_hint=INSTALL_HINT)
+        except AdapterError as error:
+            raise AdapterError(f"{self.source}: adapter claude-code: {error}") from None
+        problem = login_problem(env, config_dir=config_dir)
+        if problem is not None:
+            raise AdapterError(f"{self.source}: claude: {problem}")
+
     def sandbox_exposure(self, env: Mapping[str, str]) -> Exposure:
         binary = Path(find_claude_binary(env))
         return Exposure(executables=[binary], home_writable=CLAUDE_HOME_WRITABLE)
@@ -66,6 +95,7 @@ class ClaudeCodeAdapter(Adapter):
         completed = run_cli(context, argv, name="claude", env=env, stdout_limit=STDOUT_LIMIT)
         if isinstance(completed, AdapterOutcome):
             return completed
+        save_transcript(context)
         parsed: ClaudeResult | None = None
         parse_problem = ""
         try:
@@ -75,32 +105,68 @@ class ClaudeCodeAdapter(Adapter):
 
         kind: ErrorKind | None = None
         reason = ""
+        cause: ErrorCause | None = None
+        explained = False
         if completed.timed_out:
             kind = "adapter-timeout"
             reason = timed_out_reason(context)
-        elif completed.exit_code != 0:
-            kind = "adapter-exit"
-            reason = f"claude exited {completed.exit_code}"
+        elif completed.exit_code != 0 or (parsed is not None and parsed.is_error):
+            kind = "adapter-exit" if completed.exit_code != 0 else "adapter-output"
+            found = failure_cause(
+                parsed,
+                stdout=completed.stdout_tail,
+                stderr=completed.stderr_tail,
+                model=self.config.model,
+            )
+            said = _said(parsed)
+            if found is not None:
+                cause, sentence = found
+            else:
+                sentence = said
+            # The reason first, in claude's words when it gave any; the codes after it.
+            explained = bool(sentence)
+            details = [f"claude exited {completed.exit_code}"] if completed.exit_code != 0 else []
             if parsed is not None and parsed.is_error:
-                reason += f" ({parsed.describe_error()})"
+                details.append(f"is_error: true, {parsed.describe_error(with_result=False)}")
+            if explained:
+                reason = f"claude: {sentence} ({'; '.join(details)})"
+            else:
+                reason = "; ".join(details) or "claude failed"
         elif parsed is None:
             kind = "adapter-output"
-            reason = f"unreadable --output-format json result: {parse_problem}"
-        elif parsed.is_error:
-            kind = "adapter-output"
-            reason = f"claude reported is_error: true ({parsed.describe_error()})"
+            reason = f"unreadable --output-format stream-json result: {parse_problem}"
 
-        message = failure_message(completed, reason if kind is not None else None)
+        # The output's end only when claude's own words did not say what happened (all of it is
+        # in the logs): a stream of JSON events helps no one on a status line.
+        message = (
+            reason
+            if explained
+            else failure_message(completed, reason if kind is not None else None, events=True)
+        )
         # Copied even for errors: a failed run that reported its cost still spent that money.
+        # A CLI that stopped before any request (not logged in) prints a cost of 0 it never
+        # measured: that is no cost at all, `-` in the report.
+        measured = (
+            parsed if parsed is not None and not (parsed.is_error and parsed.used_nothing) else None
+        )
         return AdapterOutcome(
             error_kind=kind,
             error_message=message,
+            error_cause=cause,
             seconds=completed.seconds,
-            cost_usd=parsed.total_cost_usd if parsed else None,
-            input_tokens=parsed.input_tokens if parsed else None,
-            output_tokens=parsed.output_tokens if parsed else None,
-            cache_creation_input_tokens=parsed.cache_creation_input_tokens if parsed else None,
-            cache_read_input_tokens=parsed.cache_read_input_tokens if parsed else None,
-            num_turns=parsed.num_turns if parsed else None,
+            cost_usd=measured.total_cost_usd if measured else None,
+            input_tokens=measured.input_tokens if measured else None,
+            output_tokens=measured.output_tokens if measured else None,
+            cache_creation_input_tokens=measured.cache_creation_input_tokens if measured else None,
+            cache_read_input_tokens=measured.cache_read_input_tokens if measured else None,
+            num_turns=measured.num_turns if measured else None,
             final_message=parsed.result if parsed else None,
         )
+
+
+def _said(parsed: ClaudeResult | None) -> str:
+    """The CLI's own words for a failed run: the start of its `is_error` result's text."""
+    if parsed is None or not parsed.is_error or not parsed.result:
+        return ""
+    words = " ".join(parsed.result.split())
+    return words if len(words) <= 200 else words[:197] + "..."

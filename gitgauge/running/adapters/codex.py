@@ -32,7 +32,7 @@ from pathlib import Path
 
 from gitgauge.core import process
 from gitgauge.core.errors import AdapterError
-from gitgauge.core.records import ErrorKind
+from gitgauge.core.records import ErrorCause, ErrorKind
 from gitgauge.core.sandbox import CODEX_HOME_WRITABLE, Exposure
 from gitgauge.running.adapters.base import (
     Adapter,
@@ -41,6 +41,7 @@ from gitgauge.running.adapters.base import (
     failure_message,
     register,
     run_cli,
+    save_transcript,
     timed_out_reason,
 )
 from gitgauge.running.adapters.codex_events import CodexRun, parse_events
@@ -181,6 +182,11 @@ class CodexAdapter(Adapter):
         except AdapterError as error:
             raise AdapterError(f"{self.source}: adapter codex: {error}") from None
 
+    def preflight(self, env: Mapping[str, str], *, config_dir: Path | None = None) -> None:
+        problem = login_problem(env)
+        if problem is not None:
+            raise AdapterError(f"{self.source}: codex: {problem}")
+
     def sandbox_exposure(self, env: Mapping[str, str]) -> Exposure:
         binary = Path(find_codex_binary(env))
         home_writable, writable = home_exposure(env)
@@ -201,6 +207,7 @@ class CodexAdapter(Adapter):
         completed = run_cli(context, argv, name="codex", env=context.env, stdout_limit=STDOUT_LIMIT)
         if isinstance(completed, AdapterOutcome):
             return completed
+        save_transcript(context)
         parsed: CodexRun | None = None
         parse_problem = ""
         try:
@@ -210,6 +217,7 @@ class CodexAdapter(Adapter):
 
         kind: ErrorKind | None = None
         reason = ""
+        cause: ErrorCause | None = None
         if completed.timed_out:
             kind = "adapter-timeout"
             reason = timed_out_reason(context)
@@ -218,12 +226,22 @@ class CodexAdapter(Adapter):
             reason = f"codex exited {completed.exit_code}"
             if parsed is not None and parsed.failure:
                 reason += f" (turn.failed: {parsed.failure[:200]})"
+            found = failure_cause(
+                parsed.failure if parsed else None, completed.stderr_tail, self.config.model
+            )
+            if found is not None:
+                cause, sentence = found
+                reason = f"codex: {sentence} ({reason})"
         elif parsed is None:
             kind = "adapter-output"
             reason = f"unreadable --json events: {parse_problem}"
         elif parsed.failure is not None:
             kind = "adapter-output"
             reason = f"codex reported turn.failed: {parsed.failure[:200]}"
+            found = failure_cause(parsed.failure, completed.stderr_tail, self.config.model)
+            if found is not None:
+                cause, sentence = found
+                reason = f"codex: {sentence} ({reason})"
         elif parsed.completed_turns == 0:
             kind = "adapter-output"
             reason = 'no "turn.completed" event on stdout'
@@ -233,6 +251,7 @@ class CodexAdapter(Adapter):
         return AdapterOutcome(
             error_kind=kind,
             error_message=message,
+            error_cause=cause,
             seconds=completed.seconds,
             cost_usd=self._cost(parsed),
             input_tokens=parsed.input_tokens if parsed else None,
@@ -253,3 +272,60 @@ class CodexAdapter(Adapter):
             cached_input_tokens=parsed.cached_input_tokens or 0,
             output_tokens=parsed.output_tokens or 0,
         )
+
+
+# -- errors no retry fixes, and credentials --
+
+LOGIN_FIX = "run `codex login`, or set OPENAI_API_KEY"
+_CAUSES: tuple[tuple[ErrorCause, re.Pattern[str]], ...] = (
+    (
+        "not-logged-in",
+        re.compile(r"not logged in|no api key|missing (?:api key|credentials)", re.I),
+    ),
+    ("bad-model", re.compile(r"model_not_found|model .{0,60}(?:does not exist|not found)", re.I)),
+    (
+        "auth",
+        re.compile(r"\b401\b|\b403\b|unauthorized|invalid_api_key|incorrect api key", re.I),
+    ),
+    ("quota", re.compile(r"insufficient_quota|usage limit|quota|\b429\b|rate limit", re.I)),
+)
+
+
+def failure_cause(
+    failure: str | None, stderr: str, model: str | None
+) -> tuple[ErrorCause, str] | None:
+    """The cause of a failed codex run that no retry fixes, with its fix; None otherwise."""
+    texts = [text for text in (failure or "", stderr[-2000:]) if text.strip()]
+    for cause, pattern in _CAUSES:
+        if any(pattern.search(text) for text in texts):
+            said = " ".join(texts[0].split())[:160] if texts else ""
+            if cause == "not-logged-in":
+                return cause, f"Not logged in: {LOGIN_FIX}"
+            if cause == "auth":
+                return cause, f"credentials refused ({said}): check OPENAI_API_KEY or `codex login`"
+            if cause == "bad-model":
+                name = f" {model!r}" if model else ""
+                return cause, f"model{name} not available ({said}): check `model:` in the config"
+            return cause, f"out of quota ({said}): wait, or raise the account's limit"
+    return None
+
+
+def login_problem(env: Mapping[str, str]) -> str | None:
+    """Why codex has no credentials in `env`, or None: files only, no request.
+
+    Present when `OPENAI_API_KEY` or `CODEX_API_KEY` is set, `$CODEX_HOME/auth.json` (default
+    `~/.codex/auth.json`, what `codex login` writes) exists, or `config.toml` there chooses a
+    `model_provider` of its own (whose `env_key` codex reads; gitgauge does not parse TOML)."""
+    if env.get("OPENAI_API_KEY") or env.get("CODEX_API_KEY"):
+        return None
+    chosen = env.get(HOME_ENV, "")
+    home = Path(chosen).expanduser() if chosen else Path(env.get("HOME") or Path.home()) / ".codex"
+    if (home / "auth.json").is_file():
+        return None
+    try:
+        settings = (home / "config.toml").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        settings = ""
+    if re.search(r"(?m)^\s*model_provider\s*=", settings):
+        return None
+    return f"Not logged in: {LOGIN_FIX}"

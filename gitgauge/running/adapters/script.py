@@ -1,6 +1,8 @@
 """`adapter: script`: any agent or harness, as a shell command; the prompt is in its env
 (`GITGAUGE_PROMPT`, cut past `PROMPT_ENV_LIMIT`, and whole in the file `GITGAUGE_PROMPT_FILE`),
-with `GITGAUGE_TASK_ID`, and `CLAUDE_CONFIG_DIR` when the config has a configDir."""
+with `GITGAUGE_TASK_ID`, `CLAUDE_CONFIG_DIR` when the config has a configDir, and
+`GITGAUGE_TRANSCRIPT`: a file the command may write its transcript to, in claude's stream-json
+shape or codex's --json events (`core/transcript.py`); the pair keeps it in its logs."""
 
 from __future__ import annotations
 
@@ -44,6 +46,8 @@ class ScriptAdapter(Adapter):
         if context.config_dir is not None:
             env["CLAUDE_CONFIG_DIR"] = str(context.config_dir)
         env["GITGAUGE_TASK_ID"] = context.task.id
+        if context.transcript_file is not None:
+            env["GITGAUGE_TRANSCRIPT"] = str(context.transcript_file)
         with _prompt_file(context) as path:
             env["GITGAUGE_PROMPT_FILE"] = str(path)
             result = process.run(
