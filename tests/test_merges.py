@@ -263,7 +263,7 @@ def test_the_report_shows_fix_and_merge_rows_with_an_exact_column(mined: Mined) 
     lines = mined.report.splitlines()
     assert lines[0].split() == [
         "CONFIG", "KIND", "RESOLVED", "EXACT", "ERRORS", "REGRESS", "AVG", "COST", "AVG",
-        "TIME", "AVG", "DIFF", "RATE",
+        "TIME", "TOTAL", "TIME", "AVG", "DIFF", "RATE",
     ]  # fmt: skip
     cells = [line.split() for line in lines[2:] if line.strip()]
     rows = {(row[0], row[1]): row for row in cells if row[0] in {"gold", "noop", "ours"}}

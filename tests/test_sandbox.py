@@ -315,7 +315,8 @@ def test_policy_errors_before_any_work(demo: Path, tmp_path: Path) -> None:
     (tools / "claude").chmod(0o755)
     claude = agent_config(tmp_path / "configs", "claude", adapter="claude-code")
     write_config(demo, sandbox="bwrap")
-    env = dict(os.environ, GITGAUGE_CLAUDE_BIN=str(tools / "claude"))
+    # A dummy key: the credentials check passes, and the policy is what refuses.
+    env = dict(os.environ, GITGAUGE_CLAUDE_BIN=str(tools / "claude"), ANTHROPIC_API_KEY="sk-x")
     inside = run_gitgauge("run", "-c", claude, cwd=demo, env=env)
     one_error(inside, str(tools / "claude"), "inside your repository")
     # ...also when the config's env names it (it wins over gitgauge's own environment).
@@ -326,7 +327,7 @@ def test_policy_errors_before_any_work(demo: Path, tmp_path: Path) -> None:
         tmp_path / "configs", "named", adapter="claude-code",
         env={"GITGAUGE_CLAUDE_BIN": str(tools / "claude")},
     )  # fmt: skip
-    env = dict(os.environ, GITGAUGE_CLAUDE_BIN=str(outside))
+    env = dict(os.environ, GITGAUGE_CLAUDE_BIN=str(outside), ANTHROPIC_API_KEY="sk-x")
     by_env = run_gitgauge("run", "-c", named, cwd=demo, env=env)
     one_error(by_env, str(tools / "claude"), "inside your repository")
     # codex's state directory (CODEX_HOME, here through the config's env) inside the repository.
@@ -338,7 +339,7 @@ def test_policy_errors_before_any_work(demo: Path, tmp_path: Path) -> None:
     codex = agent_config(
         tmp_path / "configs", "codex", adapter="codex", env={"CODEX_HOME": str(state)}
     )
-    env = dict(os.environ, GITGAUGE_CODEX_BIN=str(stub))
+    env = dict(os.environ, GITGAUGE_CODEX_BIN=str(stub), OPENAI_API_KEY="sk-x")
     state_inside = run_gitgauge("run", "-c", codex, cwd=demo, env=env)
     one_error(state_inside, codex, str(state), "inside your repository")
     assert not state.exists()
