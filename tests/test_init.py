@@ -47,7 +47,9 @@ def test_the_config_documents_every_key_and_needs_only_test_command(git_repo: Gi
     # Every key is commented out: a fresh file sets nothing, so defaults apply...
     assert yaml.safe_load(text) is None
     # ...and uncommenting the documented lines gives a valid config with the defaults.
-    uncommented = re.sub(rf"(?m)^# (\s*(?:(?:{'|'.join(KEYS)}):|- ))", r"\1", text)
+    # Every key line (after the header, which ends at the first blank line), at any depth.
+    header, keys = text.split("\n\n", 1)
+    uncommented = header + "\n\n" + re.sub(r"(?m)^# ((?:  )*[A-Za-z_]+:)", r"\1", keys)
     config = parse_config_text(uncommented, RepoConfig, source="gitgauge.yaml")
     assert config.testCommand
     assert config.mine.last == 200

@@ -65,7 +65,10 @@ def mine(repo: GitRepo, tmp_path: Path, *args: str) -> Any:
 
 
 def line_of(stdout: str, sha: str) -> str:
-    return next(line for line in stdout.splitlines() if sha[:8] in line)
+    """The candidate's verdict line (not a "still at it" progress line, printed under load)."""
+    return next(
+        line for line in stdout.splitlines() if sha[:8] in line and "(still at it, " not in line
+    )
 
 
 def pass_to_pass_names(repo: GitRepo, task: dict[str, Any]) -> list[str]:
