@@ -109,12 +109,14 @@ if not os.access(FAKE_CLAUDE, os.X_OK):
 
 
 def fake_claude_env(
-    tmp_path: Path, scenario: dict[str, Any], *, via_path: bool = False
+    tmp_path: Path, scenario: dict[str, Any], *, via_path: bool = False, api_key: bool = True
 ) -> dict[str, str]:
     """Write `scenario` under `tmp_path` and return the environment additions that make
     gitgauge run the fake: GITGAUGE_CLAUDE_BIN (or, with `via_path`, a PATH whose first entry
     holds a `claude` link to the fake), FAKE_CLAUDE_SCENARIO, FAKE_CLAUDE_RECORD, and a dummy
-    ANTHROPIC_API_KEY (`run` refuses to start a claude with no credentials at all)."""
+    ANTHROPIC_API_KEY (`run` refuses to start a claude with no credentials at all). Without
+    `api_key` the key is left out (the caller removes the environment's own): prompt rewriting
+    and the judge pick the claude CLI only when there is no key for the SDK."""
     folder = tmp_path / "fake-claude"
     number = 1
     while folder.exists():
@@ -126,9 +128,10 @@ def fake_claude_env(
     env = {
         "FAKE_CLAUDE_SCENARIO": str(scenario_path),
         "FAKE_CLAUDE_RECORD": str(folder / "record.jsonl"),
-        # `run` checks that claude has credentials before it starts (none are ever used).
-        "ANTHROPIC_API_KEY": FAKE_KEY,
     }
+    if api_key:
+        # `run` checks that claude has credentials before it starts (none are ever used).
+        env["ANTHROPIC_API_KEY"] = FAKE_KEY
     if via_path:
         bin_dir = folder / "bin"
         bin_dir.mkdir()

@@ -669,7 +669,9 @@ def test_without_an_api_key_the_judge_is_the_claude_cli(
     (zeta,) = [p.stem for p in (root / ".gitgauge" / "tasks").glob("*-commits-document-*.yaml")]
     config = tmp_path / "squash.yaml"
     config.write_text(yaml.safe_dump({"name": "squash", "adapter": "script", "command": SQUASH}))
-    claude = fake_claude_env(tmp_path, {"result": "Neither reads better.\nVERDICT: TIE"})
+    claude = fake_claude_env(
+        tmp_path, {"result": "Neither reads better.\nVERDICT: TIE"}, api_key=False
+    )
     env = {key: value for key, value in os.environ.items() if key != "ANTHROPIC_API_KEY"}
     env.update(claude)
     run = run_gitgauge(

@@ -121,10 +121,12 @@ def test_a_published_paired_example_gives_the_published_p_value_and_interval(
     assert "Compared on the 161 tasks both ran, one attempt each." in text
     assert "tasks resolved by both: 59, only A: 16, only B: 6, neither: 80" in text
     assert "exact McNemar, p = 0.05" in text
-    verdict, power = text.rstrip().splitlines()[-2:]
+    verdict, why, power = text.rstrip().splitlines()[-3:]
     assert verdict == (
         "B resolved 10 fewer of 161 tasks than A; the difference, -6 points "
-        "[95% CI -12, -0.5], could be chance (p = 0.05).\n"
+        "[95% CI -12, -0.5], could be chance (p = 0.05)."
+    )
+    assert why == (
         "Why both: the exact McNemar test decides whether it could be chance (p = 0.0525, not "
         "below 0.05); the interval is shown for the size of the difference."
     )
@@ -433,10 +435,12 @@ def test_gold_against_noop_on_three_tasks_could_still_be_chance(
     assert value["pValue"] == 0.25
     assert value["warnings"] == []
     assert "Compared on the 3 tasks both ran, one attempt each." in finished.stdout
-    verdict, power = finished.stdout.rstrip().splitlines()[-2:]
+    verdict, why, power = finished.stdout.rstrip().splitlines()[-3:]
     assert verdict == (
         "gold resolved 3 more of 3 tasks than noop; the difference, +100 points "
-        f"[95% CI {value['difference']['low'] * 100:+.0f}, +100], could be chance (p = 0.25).\n"
+        f"[95% CI {value['difference']['low'] * 100:+.0f}, +100], could be chance (p = 0.25)."
+    )
+    assert why == (
         "Why both: the exact McNemar test decides whether it could be chance (p = 0.25, not "
         "below 0.05); the interval is shown for the size of the difference."
     )

@@ -276,8 +276,10 @@ def results(run: Path) -> dict[tuple[str, str, int], dict[str, object]]:
 
 def report_table(output: str) -> str:
     lines = output[output.index("CONFIG") :].split("\n\n")[0].splitlines()
-    # AVG TIME is wall time: the one column two identical runs may differ in.
-    return "\n".join(re.sub(r"\d+\.\ds \[[^]]*\]", "T", line) for line in lines)
+    # AVG TIME and TOTAL TIME are wall times: the columns two identical runs may differ in (and
+    # with them the columns' widths).
+    timeless = [re.sub(r"\b\d[\dhm.]*s\b(?: \[[^]]*\])?", "T", line) for line in lines]
+    return "\n".join(re.sub(r" {2,}", "  ", re.sub(r"-+", "-", line)) for line in timeless)
 
 
 SAME = (
@@ -465,11 +467,18 @@ def test_a_worker_finds_no_trace_of_the_fix_gets_only_the_named_environment_and_
     )
     # This machine has a claude binary (check() passes here); the nodes have none, and say so.
     claude = tmp_path / "claude"
-    claude.write_text("#!/bin/sh\nexit 1\n")
+    # It answers `run`'s one preflight (`claude --version`) and nothing else.
+    claude.write_text(
+        '#!/bin/sh\n[ "$1" = --version ] && { echo "2.1.197 (Claude Code)"; exit 0; }\nexit 1\n'
+    )
     claude.chmod(0o755)
     claude_agent = write_agent(tmp_path, "claude", "claude-code")
     env = dict(
-        os.environ, GG_SECRET=SECRET, GG_OTHER="not-for-workers", GITGAUGE_CLAUDE_BIN=str(claude)
+        os.environ,
+        GG_SECRET=SECRET,
+        GG_OTHER="not-for-workers",
+        GITGAUGE_CLAUDE_BIN=str(claude),
+        ANTHROPIC_API_KEY="sk-ant-dummy",  # the preflight's credentials; no request is made
     )
     configs = ["-c", str(agent), "-c", str(claude_agent)]
     # Unsandboxed: the agent searches the whole node (a sandbox would hide it all) and reports.

@@ -515,10 +515,17 @@ def test_rewrite_command_selects_skips_and_forces(
 # -- the claude CLI backend -----------------------------------------------------------------
 
 
+def without_api_key() -> dict[str, str]:
+    """This environment without ANTHROPIC_API_KEY: with one, rewriting would use the SDK."""
+    return {key: value for key, value in os.environ.items() if key != "ANTHROPIC_API_KEY"}
+
+
 def test_claude_cli_backend_gets_the_request_on_stdin(mined_repo: GitRepo, tmp_path: Path) -> None:
     repo = mined_repo
-    claude = fake_claude_env(tmp_path, {"result": "Averages and clamping give wrong numbers."})
-    env = dict(os.environ, **claude)
+    claude = fake_claude_env(
+        tmp_path, {"result": "Averages and clamping give wrong numbers."}, api_key=False
+    )
+    env = dict(without_api_key(), **claude)
 
     result = run_gitgauge("rewrite", "--rewrite-model", "opus", cwd=repo.root, env=env)
 
@@ -570,9 +577,9 @@ def test_claude_cli_failures_keep_the_original(
 ) -> None:
     repo = mined_repo
     before = {p.name: p.read_bytes() for p in (repo.root / ".gitgauge" / "tasks").iterdir()}
-    claude = fake_claude_env(tmp_path, scenario, via_path=True)
+    claude = fake_claude_env(tmp_path, scenario, via_path=True, api_key=False)
 
-    result = run_gitgauge("rewrite", cwd=repo.root, env=dict(os.environ, **claude))
+    result = run_gitgauge("rewrite", cwd=repo.root, env=dict(without_api_key(), **claude))
 
     assert result.returncode == 0, result.stderr
     assert read_record(claude)["program"].endswith("claude")

@@ -138,7 +138,8 @@ def render(groups: Sequence[GroupRow], *, output_format: str, with_run: bool = F
         "Fixture tasks only. RATE: resolved / tasks with its 95% interval (Wilson; a bootstrap "
         "over tasks with repeats); unscored attempts (no LLM judge) are left out."
     )
-    return "\n\n".join([*tables, textwrap.fill(note, 100)]) if tables else NO_FIXTURES
+    wrapped = textwrap.fill(note, 100, break_on_hyphens=False, break_long_words=False)
+    return "\n\n".join([*tables, wrapped]) if tables else NO_FIXTURES
 
 
 def _record(group: GroupRow) -> dict[str, Any]:

@@ -181,7 +181,8 @@ def footnote(rows: Sequence[ReportRow]) -> str:
             f" AVG COST is - for {', '.join(sorted(set(unpriced)))}: its agent reports tokens "
             "but no cost; add `pricing:` to its agent config to count it."
         )
-    return textwrap.fill(text, width=FOOTNOTE_WIDTH)
+    # Never inside a word: a task id (`gitbench-config-g002`) must stay whole to be copied.
+    return textwrap.fill(text, width=FOOTNOTE_WIDTH, break_on_hyphens=False, break_long_words=False)
 
 
 TIME_NOTE = (
