@@ -271,6 +271,9 @@ def test_argv_puts_the_prompt_on_stdin_never_in_argv() -> None:
     assert argv == [
         "/bin/codex", *BASE_ARGS, "--model", "o3", "--sandbox", "danger-full-access", "-"
     ]  # fmt: skip
+    # A config that passes --skip-git-repo-check itself: codex refuses the flag twice.
+    argv = codex_argv("codex", model=None, args=["--skip-git-repo-check"])
+    assert argv.count("--skip-git-repo-check") == 1
 
 
 EVENTS = "\n".join(

@@ -1,12 +1,16 @@
 """`adapter: codex`: OpenAI's Codex CLI (`npm install -g @openai/codex`), non-interactively.
 
 The argv is `codex exec --json -c sandbox_mode="workspace-write" -c approval_policy="never"
-[--model M] [args...] -`: events as JSON lines on stdout, commands sandboxed to the workspace
-(writable) and never waiting for an approval; the final `-` reads the prompt (the config's
-`prompt:` template applied) from stdin, so it never shows in `ps`. The sandbox and approval go in
-as `-c` settings, not as `--sandbox`, so that `args` can still override them (`--sandbox
-danger-full-access`): a repeated flag is an error. `GITGAUGE_CODEX_BIN` overrides the binary.
-Codex reports tokens but no cost: the config's `pricing:` turns tokens into dollars.
+--skip-git-repo-check [--model M] [args...] -`: events as JSON lines on stdout, commands
+sandboxed to the workspace (writable) and never waiting for an approval; the final `-` reads the
+prompt (the config's `prompt:` template applied) from stdin, so it never shows in `ps`.
+`--skip-git-repo-check` because a text-mode fixture pair runs the agent in an empty directory,
+not a repository, where codex otherwise refuses to start ("Not inside a trusted directory");
+gitgauge chose the workspace itself, so codex's guard against an unversioned one adds nothing.
+The sandbox and approval go in as `-c` settings, not as `--sandbox`, so that `args` can still
+override them (`--sandbox danger-full-access`): a repeated flag is an error.
+`GITGAUGE_CODEX_BIN` overrides the binary. Codex reports tokens but no cost: the config's
+`pricing:` turns tokens into dollars.
 
 Inside gitgauge's bubblewrap sandbox, when gitgauge runs as root, codex gets
 `sandbox_mode="danger-full-access"` instead: codex's own Linux sandbox is a nested bubblewrap
@@ -55,6 +59,10 @@ NESTED_SANDBOX_MODE = "danger-full-access"
 """Inside gitgauge's sandbox as root, where codex's own cannot start (see the module's doc)."""
 
 
+SKIP_GIT_CHECK = "--skip-git-repo-check"
+"""Codex runs outside a repository too: a text-mode fixture's workspace is an empty directory."""
+
+
 def base_args(sandbox_mode: str = SANDBOX_MODE) -> tuple[str, ...]:
     return (
         "exec",
@@ -63,6 +71,7 @@ def base_args(sandbox_mode: str = SANDBOX_MODE) -> tuple[str, ...]:
         f'sandbox_mode="{sandbox_mode}"',
         "-c",
         'approval_policy="never"',
+        SKIP_GIT_CHECK,
     )
 
 
@@ -79,6 +88,8 @@ def codex_argv(
 ) -> list[str]:
     """The command line of one agent run; the prompt is not part of it (it goes to stdin)."""
     argv = [binary, *base_args(sandbox_mode)]
+    if SKIP_GIT_CHECK in args:
+        argv.remove(SKIP_GIT_CHECK)  # codex refuses the flag twice; the config's own is kept
     if model:
         argv += ["--model", model]
     return [*argv, *args, "-"]
