@@ -325,18 +325,11 @@ class Pair:
         return None if ran is None or ran.ok else ran.failure
 
 
-@dataclass(frozen=True)
-class PairSteps:
-    """The steps every kind of task shares, bound to one pair's workspace and draft: what a
-    kind's `enter` and its pair's `grade` use (`core.kinds`)."""
+class _OfPair:
+    """What both kinds of steps read from their pair: the repository, the config, the sandbox,
+    the user's commands, `run --mode` and the run's warnings."""
 
     pair: Pair
-    planned: PlannedConfig
-    task: Task
-    workspace: Workspace
-    env: dict[str, str]
-    log_dir: Path
-    draft: ResultDraft
 
     @property
     def repo(self) -> Repository:
@@ -354,8 +347,27 @@ class PairSteps:
     def commands(self) -> UserCommands:
         return self.pair.commands
 
+    @property
+    def mode(self) -> str | None:
+        """`run --mode`, when it was given."""
+        return self.pair.mode
+
     def warn(self, message: str) -> None:
         self.pair.warn(message)
+
+
+@dataclass(frozen=True)
+class PairSteps(_OfPair):
+    """The steps every kind of task shares, bound to one pair's workspace and draft: what a
+    kind's `enter` and its pair's `grade` use (`core.kinds`)."""
+
+    pair: Pair
+    planned: PlannedConfig
+    task: Task
+    workspace: Workspace
+    env: dict[str, str]
+    log_dir: Path
+    draft: ResultDraft
 
     def setup(self) -> str | None:
         return self.pair._setup(self.workspace.path, self.env, self.log_dir)
@@ -405,7 +417,7 @@ class PairSteps:
         return True
 
 
-class FreshSteps:
+class FreshSteps(_OfPair):
     """The steps of a pair whose kind brings its own repository (`TaskKind.own_repository`),
     bound to its `FreshWorkspace`: what that kind's `enter` and `grade` use."""
 
@@ -426,26 +438,6 @@ class FreshSteps:
         self.log_dir = log_dir
         self.draft = draft
         self.slot = slot
-
-    @property
-    def repo(self) -> Repository:
-        return self.pair.repo
-
-    @property
-    def config(self) -> RepoConfig:
-        return self.pair.config
-
-    @property
-    def sandbox(self) -> Sandbox | None:
-        return self.pair.sandbox
-
-    @property
-    def mode(self) -> str | None:
-        """`run --mode`, when it was given."""
-        return self.pair.mode
-
-    def warn(self, message: str) -> None:
-        self.pair.warn(message)
 
     def run_agent(self, *, prompt: str | None = None) -> AdapterOutcome:
         """The harness laid into where the kind's agent works (and taken out again after it:
