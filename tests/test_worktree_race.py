@@ -9,9 +9,13 @@ repository; this is the real code path, run hard.
 
 from __future__ import annotations
 
+import os
+import shutil
 import threading
+import time
 from pathlib import Path
 
+import pytest
 from conftest import GitRepo, run_gitgauge
 from mine_helpers import leftovers, mine_env, new_repo
 
@@ -79,3 +83,66 @@ def test_threads_resetting_checkouts_of_one_repository(
     pool.close()
     assert errors == []
     assert repo.git("worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_a_reset_killed_by_gitgauges_own_stop_is_not_reported_as_a_dirty_checkout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Mining stops after three candidates whose test command cannot start, and an interrupt
+    stops a run: both kill every running command, a checkout's `git reset` among them. That
+    kill is gitgauge's, not a tree git could not clean: no "could not be cleaned" warning and
+    no rebuild; the checkout is simply reset again when next used, the killed git's lock gone."""
+    from gitgauge.core import process
+    from gitgauge.core.git import Repository
+    from gitgauge.core.git.checkout import CheckoutPool
+
+    repo = build_many_fixes(tmp_path / "repo")
+    host = Repository(repo.root)
+    first, second = repo.git("rev-list", "HEAD").split()[:2]
+    real_git = shutil.which("git")
+    assert real_git is not None
+    started = tmp_path / "reset-started"
+    # A git that, once armed, hangs in `reset` holding the index lock as the real one does.
+    shim = tmp_path / "bin" / "git"
+    shim.parent.mkdir()
+    shim.write_text(
+        "#!/bin/sh\n"
+        f'if [ -e "{tmp_path}/armed" ]; then for a in "$@"; do if [ "$a" = reset ]; then\n'
+        f'  : > "$GIT_DIR/index.lock"; : > "{started}"; exec sleep 60; fi; done; fi\n'
+        f'exec "{real_git}" "$@"\n',
+        encoding="utf-8",
+    )
+    shim.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim.parent}{os.pathsep}{os.environ['PATH']}")
+    warnings: list[str] = []
+    outcome: list[BaseException] = []
+    with CheckoutPool(owner_repository=host.root) as pool, pool.slot(0) as checkout:
+        checkout.reset(first, stores=host.object_stores(), warn=warnings.append)
+        (tmp_path / "armed").touch()
+
+        def reset_again() -> None:
+            try:
+                checkout.reset(second, stores=host.object_stores(), warn=warnings.append)
+            except BaseException as error:  # noqa: BLE001 - inspected below
+                outcome.append(error)
+
+        worker = threading.Thread(target=reset_again)
+        worker.start()
+        for _ in range(600):
+            if started.exists():
+                break
+            time.sleep(0.05)
+        assert started.exists(), "the shim's reset never started"
+        try:
+            assert process.cancel_all() >= 1
+            worker.join(timeout=30)
+        finally:
+            process.clear_cancel()
+        assert not worker.is_alive()
+        assert len(outcome) == 1 and isinstance(outcome[0], process.Cancelled), outcome
+        assert warnings == []
+        assert not (checkout.git_dir / "index.lock").exists()
+        (tmp_path / "armed").unlink()
+        checkout.reset(second, stores=host.object_stores(), warn=warnings.append)
+        assert warnings == []
+        assert (checkout.path / "src" / "a.py").read_text() == f"A = {CANDIDATES - 1}\n"

@@ -248,12 +248,20 @@ class Checkout:
             self.git("reset", "--quiet", "--hard", "--no-recurse-submodules", commit)
             self.git("clean", "-ffdxq")
         except (GitError, OSError) as error:
+            if process.is_cancelled():
+                # gitgauge's own stop (an interrupt, or mining giving up) killed this git, not
+                # anything in the tree: no warning and no rebuild. Whoever resets it next starts
+                # over, without the lock the killed git left.
+                self.index_holds = None
+                (self.git_dir / "index.lock").unlink(missing_ok=True)
+                raise process.Cancelled from error
             if self.commit is None:  # a new checkout: nothing of anyone's to clean away
                 raise
             warn(f"a checkout could not be cleaned ({error}); rebuilding it")
             _force_remove(self.path)
             self.path.mkdir()
             self.index.unlink(missing_ok=True)
+            (self.git_dir / "index.lock").unlink(missing_ok=True)
             self.git("reset", "--quiet", "--hard", "--no-recurse-submodules", commit)
         self._point_git_file(self.git_dir)
         self.commit = commit
