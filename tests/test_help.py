@@ -42,3 +42,49 @@ def test_help_keeps_square_brackets_and_says_each_option_s_own_thing(tmp_path: P
     report = flat(help_text(tmp_path, "report"))
     assert "--kind <str> Compare on tasks of one kind only: fix, merge" in compare
     assert "--kind <str> Only tasks of one kind: fix, merge" in report
+
+
+def test_a_command_loads_only_its_own_module_and_the_command_list_is_whole(
+    tmp_path: Path,
+) -> None:
+    """Start-up: `report` never imports mining or running, `run` not mining, the demo or the
+    exporters; `--help` and `gitgauge.cli.app` (which the reference is generated from) still
+    list every command, in the order of `gitgauge.cli.COMMANDS`."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from gitgauge.cli import main\n"
+        "sys.argv = ['gitgauge', *sys.argv[1:]]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('gitgauge.'))))\n"
+    )
+
+    def loaded(*args: str) -> set[str]:
+        result = subprocess.run(
+            [sys.executable, "-c", script, *args],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        return set(result.stdout.splitlines()[-1].split())
+
+    report = loaded("report", "--help")
+    assert "gitgauge.cli.report" in report
+    assert not {m for m in report if m.startswith(("gitgauge.mining.", "gitgauge.running."))}
+    run = loaded("run", "--help")
+    assert "gitgauge.running.run" in run
+    assert not {"gitgauge.mining.mine", "gitgauge.demo", "gitgauge.cli.export"} & run
+    assert "gitgauge.cli" in loaded("--version") and "gitgauge.cli.mine" not in loaded("--version")
+    everything = loaded("--help")
+    assert {f"gitgauge.cli.{name}" for name in ("mine", "run", "report", "demo")} <= everything
+
+    from gitgauge.cli import COMMANDS as REGISTRY
+    from gitgauge.cli import app
+
+    names = [info.name for info in app.registered_commands]
+    names += [info.name for info in app.registered_groups]
+    assert sorted(names, key=list(REGISTRY).index) == list(REGISTRY)
+    assert set(COMMANDS) | {"import"} == set(REGISTRY)
