@@ -207,6 +207,19 @@ def test_bootstrap_contains_the_estimate_and_narrows_with_more_tasks() -> None:
     assert many_interval.high - many_interval.low < (few_interval.high - few_interval.low) / 2
 
 
+def test_a_column_that_cannot_vary_gets_the_interval_resampling_gives_without_resampling() -> None:
+    calls: list[int] = []
+
+    def counted_mean(sample: Sequence[float]) -> float:
+        calls.append(len(sample))
+        return fmean(sample)
+
+    assert bootstrap_interval([0.25] * 9, counted_mean) == Interval(0.25, 0.25, 0.25)
+    assert calls == [9]  # the estimate alone: each of the 2,000 resamples would be this list
+    assert bootstrap_interval([0.25, 0.25, 0.5], counted_mean).high == 0.5
+    assert len(calls) > 1000
+
+
 def test_bootstrap_leaves_out_tasks_without_a_value() -> None:
     with_gaps = [3.0, None, 5.0, 4.0, None, 9.0]
     assert bootstrap_interval(with_gaps, fmean) == bootstrap_interval([3.0, 5.0, 4.0, 9.0], fmean)
