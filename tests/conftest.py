@@ -20,6 +20,22 @@ import pytest
 GITGAUGE = [sys.executable, "-m", "gitgauge"]
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile gitgauge's bytecode once, before any test starts the CLI. The project is installed
+    editable, and with PYTHONDONTWRITEBYTECODE set (as on CI's machines) no process ever writes
+    it: each of the suite's hundreds of `python -m gitgauge` runs then compiled the whole package
+    from source, about half a second apiece. An installed gitgauge (`pip install`) ships
+    compiled; this makes the editable one start the same. Only the controller compiles (xdist's
+    workers start after this), and a file unchanged since is not compiled again."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    import compileall
+
+    import gitgauge
+
+    compileall.compile_dir(Path(gitgauge.__file__).parent, quiet=1)
+
+
 def isolate(home: Path, patch: pytest.MonkeyPatch) -> None:
     """Point HOME and git's global config at `home`, and drop variables that would reach a real
     API or redirect git."""
@@ -42,6 +58,22 @@ def isolate(home: Path, patch: pytest.MonkeyPatch) -> None:
         "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n",
         encoding="utf-8",
     )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def plain_inner_pytest() -> Iterator[None]:
+    """The suites these tests have gitgauge run (`python -m pytest` in a sample repository) are
+    plain pytest: this interpreter's plugins (xdist, hypothesis, anyio) are none of theirs, and
+    autoloading them cost each inner run about a second on a busy machine (hypothesis alone).
+    Set for the test processes only, so that every command they start inherits it; an explicit
+    `-p plugin` still loads."""
+    previous = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    yield
+    if previous is None:
+        os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+    else:
+        os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = previous
 
 
 @pytest.fixture(autouse=True)
