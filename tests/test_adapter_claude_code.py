@@ -20,6 +20,9 @@ from gitgauge.core.records import Task
 from gitgauge.core.schema import AgentConfig
 from gitgauge.running.adapters.base import Adapter, AdapterContext, AdapterOutcome, create
 
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 BASE_ARGV = [
     "-p",
     "--output-format",

@@ -42,6 +42,9 @@ from gitgauge.running.adapters.codex import (
 )
 from gitgauge.running.adapters.codex_events import parse_events
 
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 REAL_CODEX = shutil.which("codex")
 F = TypeVar("F", bound=Callable[..., object])
 _codex_missing = pytest.mark.skipif(

@@ -29,6 +29,9 @@ from mine_helpers import isolated, new_repo
 
 from gitgauge.core.records import RunResult
 
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 CHECK_PY = '''\
 """Every test_* function of tests/**/test_*.py, with src/ importable; exit 1 on a failure."""
 import pathlib

@@ -17,6 +17,9 @@ import pytest
 import yaml
 from conftest import GitRepo, run_gitgauge
 
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 COMMITS = 200
 SHORTEST, LONGEST = 3, 6
 

@@ -25,6 +25,9 @@ from fake_claude import envelope_fixture, fake_claude_env, read_records
 from mine_helpers import isolated
 from test_rewrite import path_without_claude
 
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 CHECKS = (
     "checkTree",
     "checkNothingInProgress",

@@ -11,12 +11,16 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 from chain_helpers import build_chain_repo
 from conftest import run_gitgauge
 from fake_messages_api import INPUT_TOKENS, CommandRule, RecordedRequest, Reply, serve
 from mine_helpers import isolated
 from real_claude import claude_binary, claude_env
+
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
 
 MODEL = "claude-sonnet-4-5"
 """A model the CLI prices, so the pair records a cost."""

@@ -23,6 +23,9 @@ from gitgauge.core.records import RunManifest, RunResult
 from gitgauge.core.schema import AgentConfig, Timeouts
 from gitgauge.core.store import Store
 
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 RUN_1 = "20240101T000000Z-aaaaaa"
 RUN_2 = "20240102T000000Z-bbbbbb"
 Z95 = NormalDist().inv_cdf(0.975)

@@ -14,6 +14,9 @@ from gitgauge.core.config import load_repo_config, parse_config_text
 from gitgauge.core.errors import ConfigError
 from gitgauge.core.schema import RepoConfig, RunSettings
 
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 PROJECT_ROOT = Path(__file__).parents[1]
 
 

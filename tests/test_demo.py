@@ -7,7 +7,11 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
 from conftest import DemoRun, run_gitgauge
+
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
 
 
 def test_demo_mines_runs_the_baselines_and_prints_the_report(demo_run_once: DemoRun) -> None:

@@ -18,6 +18,9 @@ import yaml
 from conftest import GitRepo, isolate, run_gitgauge
 from real_components import require
 
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 CALC = "def add(a, b):\n    return a + b\n"
 TESTS = (
     "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"

@@ -31,6 +31,9 @@ import pytest
 import yaml
 from conftest import isolate, run_gitgauge
 
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 DEMO_TASKS = 3
 # The demo's fixes (by subject) and the tests they make pass, as pytest names them.
 DEMO_FAIL_TO_PASS = {
@@ -174,7 +177,6 @@ def test_swebench_instances_apply_at_base_and_fail_then_pass(repo: Path, tmp_pat
         )
 
 
-@pytest.mark.slow
 def test_swebench_file_loads_with_the_swebench_loader(repo: Path, tmp_path: Path) -> None:
     if os.environ.get("CI") != "true":
         pytest.importorskip("swebench", reason="pip install -e '.[export-check]'")
@@ -278,7 +280,6 @@ def test_class_methods_and_parameters_are_named_as_pytest_names_them(extended: P
     assert not [name for name in pass_to_pass if "test_environment" in name]
 
 
-@pytest.mark.slow
 def test_swebench_grading_resolves_the_gold_patch_only(extended: Path, tmp_path: Path) -> None:
     """SWE-bench's own pytest log parser and grading, on `pytest -rA` logs of each instance:
     resolved with `test_patch` and `patch` (even where a test fails on both sides, which the
@@ -467,7 +468,6 @@ def run_script(script: Path, checkout: Path, reward: Path) -> int:
     ).returncode
 
 
-@pytest.mark.slow
 def test_harbor_folders_load_and_reward_the_solution_only(repo: Path, tmp_path: Path) -> None:
     out = tmp_path / "harbor"
     exported = run_gitgauge(

@@ -21,6 +21,9 @@ from mine_helpers import wait_for_file, wait_until_gone
 from gitgauge.core.git import Repository, fingerprint
 from gitgauge.running.workspace import HistoryCopies, TaskWorkspaces
 
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 
 def _temp_dirs() -> set[Path]:
     return set(Path(tempfile.gettempdir()).glob("gitgauge-*"))

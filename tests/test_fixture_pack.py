@@ -30,6 +30,9 @@ from real_components import require
 from gitgauge.core.fixtures.format import SCORER_TYPES
 from gitgauge.core.sandbox import probe
 
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "fixtures"
 
 WRONG_ANSWER = "rm -f keep.txt"

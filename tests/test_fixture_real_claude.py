@@ -13,11 +13,15 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 import yaml
 from conftest import run_gitgauge
 from fake_messages_api import Act, Reply, serve
 from mine_helpers import new_repo
 from real_claude import claude_binary, claude_env
+
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
 
 SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "fixtures"
 MODEL = "claude-sonnet-4-5"

@@ -19,12 +19,14 @@ from fake_responses_api import FakeResponsesAPI, codex_env, codex_home
 from mine_helpers import new_repo
 from real_components import require
 
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "fixtures"
 HISTORY = "gitbench-history-h001"
 QUESTION = "the subject of the commit that added config.yml"
 
 
-@pytest.mark.slow
 def test_the_real_codex_cli_answers_a_text_fixture_by_its_last_message(tmp_path: Path) -> None:
     require(shutil.which("codex") is not None, "the codex CLI (npm install -g @openai/codex)")
     pack = tmp_path / "pack"

@@ -31,6 +31,9 @@ from test_run import (  # noqa: F401 - fixtures are used by name
     write_gitgauge_yaml,
 )
 
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 SECRET = "s3cr3t-value-for-the-harness-test"
 LOGIN = "login-token-that-must-stay-private"
 

@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 from conftest import run_gitgauge
 
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 COMMANDS = ("init", "doctor", "examples", "mine", "rewrite", "run", "report", "compare", "export")
 COMMANDS += ("demo",)
 

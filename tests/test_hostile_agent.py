@@ -26,6 +26,9 @@ import yaml
 from conftest import GitRepo, isolate, run_gitgauge
 from test_sandbox import require_bwrap
 
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 MAGIC = 7321
 FIX_SUBJECT = "fix: magic returns the wrong number"
 CALC = "def magic():\n    return 1\n"

@@ -24,6 +24,9 @@ from gitgauge.core.records import AgentBehaviour, RunManifest, RunResult
 from gitgauge.core.schema import AgentConfig, Timeouts
 from gitgauge.core.store import Store
 
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 RUN_ID = "20240101T000000Z-aaaaaa"
 LATER_RUN = "20240102T000000Z-bbbbbb"
 HOSTILE = '<script>alert("gitgauge")</script>'
@@ -198,7 +201,6 @@ def run_chromium(binary: str, profile: Path, *args: str) -> subprocess.Completed
     )
 
 
-@pytest.mark.slow
 def test_the_page_renders_in_headless_chromium(report_repo: GitRepo, tmp_path: Path) -> None:
     binary = chromium()
     require(binary is not None, "chromium (Debian's `chromium` package)")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from conftest import GitRepo, run_gitgauge
 from mine_helpers import (
@@ -19,6 +20,9 @@ from mine_helpers import (
     sample_root_files,
     summary,
 )
+
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
 
 CONFIG: dict[str, Any] = {
     "testCommand": TEST_COMMAND,

@@ -20,6 +20,9 @@ from real_components import require
 
 from gitgauge.core import links
 
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 BUILD = '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n'
 SRC_PYPROJECT = BUILD + '[project]\nname = "srcpkg"\nversion = "0.1"\n'
 FLAT_PYPROJECT = (
@@ -195,7 +198,6 @@ def npm_workspace(tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
         return repo
 
 
-@pytest.mark.slow
 def test_npm_workspace_links_lead_into_each_worktree(
     npm_workspace: GitRepo, tmp_path: Path
 ) -> None:
@@ -222,7 +224,6 @@ def test_npm_workspace_links_lead_into_each_worktree(
     assert leftovers(tmp_path / "journal.jsonl") == []
 
 
-@pytest.mark.slow
 def test_shadow_node_modules_keeps_other_entries_and_relative_bin_links(
     npm_workspace: GitRepo, tmp_path: Path
 ) -> None:

@@ -22,6 +22,9 @@ from merge_helpers import TEST_COMMAND, MergeRepo, build_merge_repo
 from mine_helpers import isolated
 from real_claude import claude_binary, claude_env
 
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 MODEL = "claude-sonnet-4-5"
 """A model the CLI prices, so the pair records a cost."""
 
@@ -424,9 +427,6 @@ def test_binary_rename_rename_unrelated_and_too_many_conflicts_are_counted_skips
 
 
 # -- the real claude CLI, against the loopback fake Messages API --
-
-
-@pytest.mark.slow
 def test_the_real_claude_cli_resolves_a_merge_task_by_writing_the_file(
     mined: Mined, tmp_path: Path
 ) -> None:

@@ -39,6 +39,9 @@ from mine_helpers import (
     write_config,
 )
 
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 TITLE_ONLY_BODY = "abcdefghij klmnopqrst\nuvwxyzabcd efghijklm"  # 39 non-whitespace characters
 RICH_BODY = "abcdefghij klmnopqrst\n\nuvwxyzabcd efghijklmn"  # 40
 HOSTILE_SUBJECT = "Fix \"quote\": closing mark # lost {when} [empty] & *ref — ünïcödé 수정 'x'"

@@ -13,9 +13,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from conftest import GitRepo, run_gitgauge
 from mine_helpers import load_tasks, new_repo, summary
+
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
 
 PYTEST = f"{shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider"
 PYTEST_INI = "[pytest]\npythonpath = src\n"

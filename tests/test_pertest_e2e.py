@@ -23,6 +23,9 @@ import yaml
 from conftest import GitRepo, run_gitgauge
 from mine_helpers import isolated, load_tasks, new_repo
 
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 PYTEST_INI = "[pytest]\npythonpath = src\n"
 ALWAYS_BROKEN = (
     "def test_environment():\n"

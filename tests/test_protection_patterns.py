@@ -15,6 +15,9 @@ from scoring_helpers import agent_workspace, graded
 from gitgauge.core.paths import TEST_INFRA, TEST_INFRA_PATTERNS, is_protected, is_test_infra
 from gitgauge.running.scoring.protect import Protection
 
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 RUNNING_PAGE = Path(__file__).parents[1] / "docs" / "guide" / "running.md"
 
 # One real path per name of the table (a folder name: a file under it).

@@ -24,6 +24,9 @@ from conftest import GitRepo, isolate, run_gitgauge
 from gitgauge.core.errors import TaskError
 from gitgauge.core.task_ids import resolve_task_id
 
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 CALC = """\

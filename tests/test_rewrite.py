@@ -27,6 +27,9 @@ from gitgauge.core.store import Store
 from gitgauge.mining import rewrite_backends, rewrite_request
 from gitgauge.mining.mine import mine
 
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 DUMMY_KEY = "sk-ant-test-not-a-real-key"
 
 CALC = """\

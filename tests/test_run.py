@@ -20,6 +20,9 @@ from fake_claude import fake_claude_env, read_records
 from gitgauge.core.store import config_dir_name
 from gitgauge.demo import demo_test_command
 
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 SLUG_TASK_SUFFIX = "-fix-slugify-drops-digits"
 SLUG_FILE = "textkit/slug.py"
 BUGGY_PATTERN = 'r"[^a-z]+"'

@@ -25,6 +25,9 @@ from test_run import (  # noqa: F401 - fixtures are used by name
 
 from gitgauge.core.paths import is_test_file
 
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 # Sleeps until a flag file exists, then changes nothing: an agent to interrupt.
 SLEEPY = 'while [ ! -e "{flag}" ]; do sleep 0.1; done'
 

@@ -10,6 +10,7 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 from conftest import GitRepo, run_gitgauge
 from fake_claude import fake_claude_env, read_records
 from test_run import (  # noqa: F401 - fixtures are used by name
@@ -25,6 +26,9 @@ from test_run import (  # noqa: F401 - fixtures are used by name
 
 from gitgauge.core.errors import ExitCode
 from gitgauge.core.store import config_dir_name
+
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
 
 NOT_LOGGED_IN = {
     # What claude 2.1 prints without a login: an assistant message flagged

@@ -29,6 +29,9 @@ from gitgauge.core.sandbox import probe
 from gitgauge.core.store import config_dir_name
 from gitgauge.demo import demo_test_command
 
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 SLUG_FILE = "textkit/slug.py"
 
 
@@ -367,7 +370,6 @@ def test_policy_errors_before_any_work(demo: Path, tmp_path: Path) -> None:
     assert bad_flag.returncode == 2 and "--sandbox" in bad_flag.stderr
 
 
-@pytest.mark.slow
 def test_the_real_claude_cli_resolves_a_task_inside_the_sandbox(demo: Path, tmp_path: Path) -> None:
     """The real claude CLI (npm `@anthropic-ai/claude-code`) against the loopback fake Messages
     API: it starts, reads and writes its workspace, writes only its own entries of $HOME, and
@@ -409,7 +411,6 @@ def test_the_real_claude_cli_resolves_a_task_inside_the_sandbox(demo: Path, tmp_
     assert list((home / ".claude" / "projects").rglob("*.jsonl")), "no session was saved"
 
 
-@pytest.mark.slow
 def test_the_real_codex_cli_resolves_a_task_inside_the_sandbox(demo: Path, tmp_path: Path) -> None:
     """The real codex CLI (npm `@openai/codex`) against the loopback fake Responses API, in two
     configs: one with codex's state in ~/.codex, one with `CODEX_HOME` outside $HOME (through the

@@ -19,6 +19,9 @@ import pytest
 from conftest import GitRepo, run_gitgauge
 from mine_helpers import leftovers, mine_env, new_repo
 
+# End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
 CANDIDATES = 40
 
 
