@@ -119,9 +119,15 @@ for pid in os.listdir("/proc"):
     if holds_project(cwd):
         found.append(cwd)
 skip = {"/proc", "/sys", "/dev", "/usr", "/lib", "/etc", "/bin", "/sbin", "/var", "/run"}
+# Installed software holds no checkout of the project: the walk stays out of it (on a CI machine
+# the interpreters and virtualenvs under / are most of the tree).
+installed = {"site-packages", "dist-packages", "node_modules", "__pycache__", ".pyenv", ".npm"}
 for top in ("/", os.environ.get("HOME", "/")):
     for root, dirs, files in os.walk(top):
-        dirs[:] = [d for d in dirs if os.path.join(root, d) not in skip and d != ".git"]
+        dirs[:] = [
+            d for d in dirs
+            if os.path.join(root, d) not in skip and d != ".git" and d not in installed
+        ]
         if root.count(os.sep) > 8:
             dirs[:] = []
         if holds_project(pathlib.Path(root)):
