@@ -69,6 +69,22 @@ class Sizes:
             mine_repeats=1,
         )
 
+    @classmethod
+    def smoke(cls) -> Sizes:
+        """The least that still measures every row: for the test that the benchmark runs, not
+        for figures."""
+        return cls(
+            history_commits=300,
+            candidates=2,
+            fillers=1,
+            large_tree_files=200,
+            large_candidates=1,
+            sleep=0.02,
+            repeats=1,
+            classification_repeats=1,
+            mine_repeats=1,
+        )
+
 
 # -- running children ------------------------------------------------------------------------
 

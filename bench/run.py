@@ -1,4 +1,4 @@
-"""gitgauge's speed benchmark: `python bench/run.py [--quick]`.
+"""gitgauge's speed benchmark: `python bench/run.py [--quick | --smoke]`.
 
 Builds synthetic repositories in a temporary directory with `git fast-import` (no network), runs
 the real CLI (`python -m gitgauge ...`) on them as a user would, and prints one table of ratios,
@@ -119,8 +119,12 @@ def load_average() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument(
-        "--quick", action="store_true", help="small sizes (seconds, for the smoke test)"
+    sizes_group = parser.add_mutually_exclusive_group()
+    sizes_group.add_argument("--quick", action="store_true", help="small sizes (about a minute)")
+    sizes_group.add_argument(
+        "--smoke",
+        action="store_true",
+        help="the least that measures every row (tests/test_bench_smoke.py); no figures to quote",
     )
     parser.add_argument(
         "--dir",
@@ -131,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--keep", action="store_true", help="keep the temporary repositories")
     options = parser.parse_args(argv)
-    sizes = Sizes.quick() if options.quick else Sizes.full()
+    sizes = Sizes.smoke() if options.smoke else Sizes.quick() if options.quick else Sizes.full()
     for line in machine_facts():
         print(line, flush=True)
     root = Path(tempfile.mkdtemp(prefix="gitgauge-bench-", dir=options.dir)).resolve()

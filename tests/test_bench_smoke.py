@@ -1,4 +1,5 @@
-"""The benchmark still runs: `python bench/run.py --quick` exits 0 and prints every row.
+"""The benchmark still runs: `python bench/run.py --smoke` (its least sizes) exits 0 and prints
+every row.
 
 No timing is asserted (speed goals live in bench/, not in the test suite); only that each row of
 docs/performance.md is still measured.
@@ -21,11 +22,11 @@ BENCH = Path(__file__).resolve().parent.parent / "bench" / "run.py"
 ROW_LABELS = (
     "classification: mine --dry-run",
     "verification overhead / candidate",
-    "verification overhead / candidate, 1,000-file tree",
+    "verification overhead / candidate, 200-file tree",
     "speed-up: mine -j 2 vs -j 1",
     "run overhead / pair (noop adapter)",
     "run overhead / pair (noop adapter), run.history: full",
-    "run overhead / pair (noop adapter), 1,000-file tree",
+    "run overhead / pair (noop adapter), 200-file tree",
     "sandbox cost / pair (noop adapter, run.sandbox: bwrap)",
     "peak memory: mine --dry-run (row 1)",
     "peak memory: mine -j 2 (row 3)",
@@ -35,18 +36,18 @@ ROW_LABELS = (
     "parse a 50,000-test JUnit report",
     "peak Python memory of that parse",
     "suite runs / candidate with per-test reports",
-    "checkout cost / candidate, 1,000-file tree",
+    "checkout cost / candidate, 200-file tree",
     "git work / pair: grading from a fresh checkout vs before",
     "git work / pair, 5,000-file tree: fresh checkout vs before",
     "mine wall / decisive suite time, 5,000-file tree",
 )
 
 
-def test_quick_benchmark_prints_every_row(tmp_path: Path) -> None:
+def test_the_smoke_benchmark_prints_every_row(tmp_path: Path) -> None:
     # TMPDIR: the benchmark's repositories and gitgauge's worktrees land in tmp_path.
     env = dict(os.environ, TMPDIR=str(tmp_path))
     result = subprocess.run(
-        [sys.executable, str(BENCH), "--quick"],
+        [sys.executable, str(BENCH), "--smoke"],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -56,7 +57,7 @@ def test_quick_benchmark_prints_every_row(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
-    assert "command: " in out and "bench/run.py --quick" in out
+    assert "command: " in out and "bench/run.py --smoke" in out
     assert "cores" in out and "python:" in out and "git:" in out
     header = next(line for line in out.splitlines() if line.startswith("| #"))
     for column in ("measure", "gitgauge", "baseline", "ratio", "goal", "met"):
