@@ -21,7 +21,7 @@ from gitgauge.core.claude import ClaudeResult, result_from_event
 from gitgauge.core.errors import GitGaugeError
 from gitgauge.core.git import Repository
 from gitgauge.core.git.checkout import AgentDiff
-from gitgauge.core.kinds import KindSetupError, TaskKind
+from gitgauge.core.kinds import KindPair, KindSetupError, TaskKind
 from gitgauge.core.prompt_template import render as render_prompt
 from gitgauge.core.records import ErrorKind, ResultDraft, RunResult, Task
 from gitgauge.core.sandbox import Mounts, Sandbox
@@ -279,16 +279,7 @@ class Pair:
                 return
             steps_of_kind.after_setup()
             phases.lap("setup")
-            outcome = steps.run_agent(prompt=steps_of_kind.prompt)
-            draft.update(**outcome_fields(outcome))
-            steps_of_kind.agent_said(outcome.final_message)
-            steps_of_kind.after_agent()
-            # Measured for failed agents too: the patch of a timed-out agent helps to see why.
-            diff = steps.read_work(start=steps_of_kind.start)
-            phases.lap("agent")
-            if outcome.ok:
-                steps_of_kind.grade(diff)
-                phases.lap("grading")
+            _agent_then_grade(steps, steps_of_kind, draft, phases)
 
     def _score_fresh(
         self,
@@ -309,20 +300,28 @@ class Pair:
             steps_of_kind = kind.enter(steps)
             steps_of_kind.after_setup()
             phases.lap("setup")
-            outcome = steps.run_agent(prompt=steps_of_kind.prompt)
-            draft.update(**outcome_fields(outcome))
-            steps_of_kind.agent_said(outcome.final_message)
-            steps_of_kind.after_agent()
-            diff = steps.read_work(start=steps_of_kind.start)
-            phases.lap("agent")
-            if outcome.ok:
-                steps_of_kind.grade(diff)
-                phases.lap("grading")
+            _agent_then_grade(steps, steps_of_kind, draft, phases)
 
     def _setup(self, workspace: Path, env: dict[str, str], log_dir: Path) -> str | None:
         """Run setupCommand; the reason it failed, or None."""
         ran = self.commands.setup(workspace, env=env, log_dir=log_dir)
         return None if ran is None or ran.ok else ran.failure
+
+
+def _agent_then_grade(
+    steps: PairSteps | FreshSteps, of_kind: KindPair, draft: ResultDraft, phases: Phases
+) -> None:
+    """The agent's turn and the grade, the same for both kinds of workspace."""
+    outcome = steps.run_agent(prompt=of_kind.prompt)
+    draft.update(**outcome_fields(outcome))
+    of_kind.agent_said(outcome.final_message)
+    of_kind.after_agent()
+    # Measured for failed agents too: the patch of a timed-out agent helps to see why.
+    diff = steps.read_work(start=of_kind.start)
+    phases.lap("agent")
+    if outcome.ok:
+        of_kind.grade(diff)
+        phases.lap("grading")
 
 
 class _OfPair:
