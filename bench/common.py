@@ -40,6 +40,12 @@ class Sizes:
     """Repeats of row 1's commands, taken in turns (the fastest of each is kept)."""
     mine_repeats: int
     """Repeats of each verifying mine (the one with the least overhead is kept)."""
+    wide_tree_files: int = 5_000
+    """Files of the tree of rows 2c and 8b (a real project's size)."""
+    report_tests: int = 50_000
+    """Tests of the JUnit report rows 7a and 7b parse."""
+    decisive_sleep: float = 1.0
+    """Seconds the suite of row 2c sleeps: the order of a real project's small suite."""
 
     @classmethod
     def full(cls) -> Sizes:
@@ -83,6 +89,9 @@ class Sizes:
             repeats=1,
             classification_repeats=1,
             mine_repeats=1,
+            wide_tree_files=1_000,
+            report_tests=5_000,
+            decisive_sleep=0.2,
         )
 
 

@@ -30,23 +30,19 @@ GRADING_GOAL = 1.2
 """The git work of a pair may cost at most this many times what it cost before."""
 MINE_GOAL = 1.1
 """mine on a large tree may take at most this many times the time of its decisive suite runs."""
-LARGE_FILES = 5_000
-MINE_SLEEP = 1.0
-"""Seconds the suite of row 2c sleeps: the order of a real project's small suite."""
 
 
 def grading_rows(bench: Bench, small: Path) -> None:
-    """Rows 8 (the verification repository) and 8b (a 5,000-file tree)."""
+    """Rows 8 (the verification repository) and 8b (a 5,000-file tree; fewer with --smoke)."""
+    files = bench.sizes.wide_tree_files
     large = bench.root / "grading-large"
     fast_import(
         large,
-        verification_commits(
-            candidates=2, fillers=1, tree_files=LARGE_FILES, sleep=bench.sizes.sleep
-        ),
+        verification_commits(candidates=2, fillers=1, tree_files=files, sleep=bench.sizes.sleep),
     )
     for number, repo, label in (
         ("8", small, "git work / pair: grading from a fresh checkout vs before"),
-        ("8b", large, f"git work / pair, {LARGE_FILES:,}-file tree: fresh checkout vs before"),
+        ("8b", large, f"git work / pair, {files:,}-file tree: fresh checkout vs before"),
     ):
         say(f"row {number}: {label}")
         now, before = pair_seconds(repo, pairs=PAIRS_PER_REPEAT * bench.sizes.repeats)
@@ -136,17 +132,18 @@ def _git(*args: str, cwd: Path) -> None:
 
 
 def mine_large_tree(bench: Bench) -> None:
-    """Row 2c: mine on a 5,000-file tree, wall time over decisive suite time."""
-    candidates = bench.sizes.large_candidates
-    say(f"row 2c: mine -j 1 of {candidates} candidates, {LARGE_FILES:,}-file tree")
+    """Row 2c: mine on a 5,000-file tree (fewer with --smoke), wall time over decisive suite
+    time."""
+    candidates, files = bench.sizes.large_candidates, bench.sizes.wide_tree_files
+    say(f"row 2c: mine -j 1 of {candidates} candidates, {files:,}-file tree")
     repo = bench.root / "mine-large"
     fast_import(
         repo,
         verification_commits(
             candidates=candidates,
             fillers=bench.sizes.fillers,
-            tree_files=LARGE_FILES,
-            sleep=MINE_SLEEP,
+            tree_files=files,
+            sleep=bench.sizes.decisive_sleep,
         ),
     )
     write_repo_config(repo)
@@ -157,7 +154,8 @@ def mine_large_tree(bench: Bench) -> None:
     bench.rows.append(
         Row(
             "2c",
-            f"mine wall / decisive suite time, {LARGE_FILES:,}-file tree (suite {MINE_SLEEP:g} s)",
+            f"mine wall / decisive suite time, {files:,}-file tree "
+            f"(suite {bench.sizes.decisive_sleep:g} s)",
             f"{mined.run.seconds:.2f} s ({ms(overhead)} / candidate)",
             f"{mined.runs} suite runs: {mined.test_seconds:.2f} s",
             f"{ratio:.2f}x",

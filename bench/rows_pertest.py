@@ -16,8 +16,6 @@ from repos import TEST_COMMAND
 
 from gitgauge.core.junit import parse_reports
 
-REPORT_TESTS = 50_000
-
 # The bench repository's suite, wrapped so that it also writes a one-test JUnit report to
 # $GITGAUGE_JUNIT_XML: mining then judges per test (no third run of the parent's suite).
 REPORTING_COMMAND = (
@@ -69,19 +67,20 @@ def _timed(function: object, path: Path, repeats: int) -> tuple[float, int]:
 
 
 def parsing(bench: Bench) -> None:
-    say(f"rows 7a/7b: parse a {REPORT_TESTS:,}-test JUnit XML report")
+    tests = bench.sizes.report_tests
+    say(f"rows 7a/7b: parse a {tests:,}-test JUnit XML report")
     path = bench.root / "report.xml"
-    write_report(path, REPORT_TESTS)
+    write_report(path, tests)
     report = parse_reports([path])
-    if len(report.outcomes) != REPORT_TESTS:
-        raise BenchError(f"parsed {len(report.outcomes)} of {REPORT_TESTS} tests")
+    if len(report.outcomes) != tests:
+        raise BenchError(f"parsed {len(report.outcomes)} of {tests} tests")
     ours, our_peak = _timed(lambda p: parse_reports([p]), path, max(3, bench.sizes.repeats))
     tree, tree_peak = _timed(_parse_whole_tree, path, max(3, bench.sizes.repeats))
     size = path.stat().st_size / 2**20
     bench.rows.append(
         Row(
             "7a",
-            f"parse a {REPORT_TESTS:,}-test JUnit report ({size:.0f} MiB)",
+            f"parse a {tests:,}-test JUnit report ({size:.0f} MiB)",
             f"{ours:.2f} s",
             f"ElementTree.parse, whole tree: {tree:.2f} s",
             f"{ours / tree:.2f}x",

@@ -33,13 +33,13 @@ ROW_LABELS = (
     "isolated workspace: history copy + first checkout",
     "isolated workspace: each further checkout of the same task",
     "isolated workspace of a run's next task",
-    "parse a 50,000-test JUnit report",
+    "parse a 5,000-test JUnit report",
     "peak Python memory of that parse",
     "suite runs / candidate with per-test reports",
     "checkout cost / candidate, 200-file tree",
     "git work / pair: grading from a fresh checkout vs before",
-    "git work / pair, 5,000-file tree: fresh checkout vs before",
-    "mine wall / decisive suite time, 5,000-file tree",
+    "git work / pair, 1,000-file tree: fresh checkout vs before",
+    "mine wall / decisive suite time, 1,000-file tree",
 )
 
 
