@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from prestarted_cli import SERVER
 
 GITGAUGE = [sys.executable, "-m", "gitgauge"]
 
@@ -76,6 +77,14 @@ def plain_inner_pytest() -> Iterator[None]:
         os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = previous
 
 
+@pytest.fixture(scope="session", autouse=True)
+def prestarted_cli() -> Iterator[None]:
+    """Stop this worker's prestarted CLI server (if a test started it) when the session ends."""
+    yield
+    if SERVER is not None:
+        SERVER.close()
+
+
 @pytest.fixture(autouse=True)
 def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     isolate(tmp_path / "home", monkeypatch)
@@ -95,6 +104,21 @@ def pid_alive(pid: int) -> bool:
             return False
         return True
     return stat.rsplit(")", 1)[1].split()[0] not in {"Z", "X"}
+
+
+def runs_in_order(root: Path) -> list[Path]:
+    """`root`'s run directories in the order the runs started, as gitgauge orders them: a run
+    id's timestamp has one-second steps, and two runs of one second differ by their manifests'
+    start times (their ids' random suffixes do not sort)."""
+
+    def started(run: Path) -> tuple[str, str, str]:
+        try:
+            at = json.loads((run / "run.json").read_text())["startedAt"]
+        except (OSError, ValueError, KeyError):
+            at = ""
+        return (run.name[: len("20240101T000000Z")], at, run.name)
+
+    return sorted((p for p in (root / ".gitgauge" / "runs").iterdir() if p.is_dir()), key=started)
 
 
 @dataclass
@@ -181,11 +205,24 @@ def git_repo(tmp_path: Path) -> GitRepo:
 def run_gitgauge(
     *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
-    """Run the real CLI as a user would (`python -m gitgauge ...`)."""
+    """Run the real CLI as a user would (`python -m gitgauge ...`), in a process forked from a
+    server that has imported gitgauge already (tests/prestarted_cli.py says what that changes)."""
+    env = env if env is not None else dict(os.environ)
+    if SERVER is not None:
+        done = SERVER.run([*GITGAUGE, *args], list(args), cwd, env, timeout)
+        if done is not None:
+            return done
+    return start_gitgauge(*args, cwd=cwd, env=env, timeout=timeout)
+
+
+def start_gitgauge(
+    *args: str, cwd: Path, env: dict[str, str], timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """`python -m gitgauge ...` in a process started for it, interpreter start-up and all."""
     return subprocess.run(
         [*GITGAUGE, *args],
         cwd=cwd,
-        env=env if env is not None else dict(os.environ),
+        env=env,
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 from chain_helpers import ChainRepo, build_chain_repo
-from conftest import GitRepo, run_gitgauge
+from conftest import GitRepo, run_gitgauge, runs_in_order
 from fake_anthropic import FakeAnthropic, RecordedRequest
 from fake_anthropic import serve as serve_anthropic
 from fake_claude import envelope_fixture, fake_claude_env, read_records
@@ -506,7 +506,7 @@ def _judged_run(
         "run", "--sandbox", "none", "--task", zeta, "-c", str(config), *extra, cwd=root, env=env
     )
     assert run.returncode == 0, run.stderr
-    run_dir = max((root / ".gitgauge" / "runs").iterdir())
+    run_dir = runs_in_order(root)[-1]
     result = json.loads((run_dir / "results" / "squash" / f"{zeta}.json").read_text())
     return run, result, json.loads((run_dir / "run.json").read_text())
 
@@ -575,7 +575,7 @@ def test_judge_without_any_backend_warns_once_and_the_checks_still_score(
     assert run.returncode == 0, run.stderr
     assert run.stderr.count("no judge is available") == 1, run.stderr
     assert run.stdout.count("resolved, 6/6 checks") == len(tasks) == 6, run.stdout
-    run_dir = max((root / ".gitgauge" / "runs").iterdir())
+    run_dir = runs_in_order(root)[-1]
     result = json.loads((run_dir / "results" / "gold" / f"{tasks[0]}.json").read_text())
     assert result["judgeProblem"] == "no judge available (see the warning)"
     assert result["solved"] is None
@@ -682,7 +682,7 @@ def test_without_an_api_key_the_judge_is_the_claude_cli(
         "--judge-model", "sonnet", cwd=root, env=env,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
-    run_dir = max((root / ".gitgauge" / "runs").iterdir())
+    run_dir = runs_in_order(root)[-1]
     result = json.loads((run_dir / "results" / "squash" / f"{zeta}.json").read_text())
     manifest = json.loads((run_dir / "run.json").read_text())
     assert (result["judgeAsFirst"], result["judgeAsSecond"], result["solved"]) == (

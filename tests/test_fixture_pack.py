@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import run_gitgauge
+from conftest import run_gitgauge, runs_in_order
 from fake_messages_api import Reply, serve
 from mine_helpers import isolated, new_repo
 from real_components import require
@@ -147,7 +147,7 @@ def pack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pack]:
     }
     results: dict[tuple[str, str, str], dict[str, Any]] = {}
     # The agent-mode run first, then the text-mode one (run ids sort by time).
-    made = sorted((root / ".gitgauge" / "runs").iterdir())
+    made = runs_in_order(root)
     assert len(made) == 2, made
     for mode, run in zip(("agent", "text"), made, strict=True):
         for path in run.glob("results/*/*.json"):

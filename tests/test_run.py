@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import GitRepo, run_gitgauge
+from conftest import GitRepo, run_gitgauge, runs_in_order
 from fake_claude import fake_claude_env, read_records
 
 from gitgauge.core.store import config_dir_name
@@ -241,7 +241,7 @@ def test_a_failing_setup_and_a_crashing_agent_are_errors_and_the_run_goes_on(
     assert no_setup.returncode == 0, no_setup.stderr
     assert "error (adapter-exit)" in crashed.stdout and "boom" in crashed.stdout
     assert "error (setup)" in no_setup.stdout and "no network" in no_setup.stdout
-    runs = sorted((demo.root / ".gitgauge" / "runs").iterdir())
+    runs = runs_in_order(demo.root)
     crash_result = load_result(runs[0], "crashes", task["id"])
     assert (
         crash_result["errorKind"] == "adapter-exit" and "exited 5" in crash_result["errorMessage"]

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import GITGAUGE, GitRepo, run_gitgauge
+from conftest import GITGAUGE, GitRepo, run_gitgauge, runs_in_order
 
 from gitgauge.core.sandbox import probe
 from gitgauge.core.store import config_dir_name
@@ -97,7 +97,7 @@ def verdicts(repo: Path, run_id: str) -> dict[tuple[str, str], str]:
 
 
 def run_ids(repo: Path) -> list[str]:
-    return sorted(p.name for p in (repo / ".gitgauge" / "runs").iterdir())
+    return [run.name for run in runs_in_order(repo)]
 
 
 # Every known way out: the parent's cwd in /proc, a search of / and $HOME for the project's
