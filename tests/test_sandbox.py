@@ -228,7 +228,8 @@ def processes_with(token: str) -> list[str]:
             command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
         except OSError:
             continue
-        if token in command and "pytest" not in command:
+        # Not the test runner itself (`pytest -k 86399`); a path under pytest's tmp_path counts.
+        if token in command and not any("pytest" in word for word in command.split()[:3]):
             found.append(f"{entry.name}: {command}")
     return found
 
@@ -247,7 +248,12 @@ def test_timeout_and_interrupt_kill_everything_inside(demo: Path, tmp_path: Path
         command="setsid sleep 86399.5 & sleep 86399.5; true",
     )
     task = next((demo / ".gitgauge" / "tasks").glob("*.yaml")).stem
-    timed = run_gitgauge("run", "-c", sleeper, "--task", task, cwd=demo)
+    # The run's workspaces, which its sandboxes bind, in a directory of this test's own: the
+    # bwrap processes of other tests (and their sandbox probes) are not this run's leftovers.
+    private = tmp_path / "gitgauge-tmp"
+    private.mkdir()
+    env = dict(os.environ, TMPDIR=str(private))
+    timed = run_gitgauge("run", "-c", sleeper, "--task", task, cwd=demo, env=env)
     assert timed.returncode == 0, timed.stderr
     (run_id,) = run_ids(demo)
     (result_file,) = (demo / ".gitgauge" / "runs" / run_id / "results").glob("*/*.json")
@@ -259,6 +265,7 @@ def test_timeout_and_interrupt_kill_everything_inside(demo: Path, tmp_path: Path
     child = subprocess.Popen(
         [*GITGAUGE, "run", "-c", sleeper, "--task", task],
         cwd=demo,
+        env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -267,11 +274,12 @@ def test_timeout_and_interrupt_kill_everything_inside(demo: Path, tmp_path: Path
     while len(processes_with("86399.5")) < 2 and time.monotonic() < deadline:
         time.sleep(0.1)
     assert len(processes_with("86399.5")) >= 2, "the agent never started"
+    assert [found for found in processes_with("bwrap") if str(private) in found], "no sandbox"
     child.send_signal(signal.SIGINT)
     _, stderr = child.communicate(timeout=60)
     assert child.returncode == 130, stderr
     assert processes_with("86399.5") == []
-    assert processes_with("bwrap") == []
+    assert [found for found in processes_with("bwrap") if str(private) in found] == []
 
 
 def one_error(result: subprocess.CompletedProcess[str], *fragments: str) -> None:
