@@ -107,7 +107,12 @@ class Mined:
         self.tasks = load_tasks(repo)
 
     def line(self, name: str) -> str:
-        return next(line for line in self.stdout.splitlines() if self.shas[name][:8] in line)
+        # Its verdict line, not a "still at it" progress line (printed under load).
+        return next(
+            line
+            for line in self.stdout.splitlines()
+            if self.shas[name][:8] in line and "(still at it, " not in line
+        )
 
 
 def mine(base: Path, repo: GitRepo, shas: dict[str, str]) -> Mined:
