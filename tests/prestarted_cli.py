@@ -12,8 +12,10 @@ environment (`tests/test_help.py` checks the import-time reads). So every test s
 real CLI in a real process; what it does not test is start-up itself, which tests that need it
 do with `subprocess` (`--version`, the lazy imports, the installed wheel, Ctrl-C and SIGTERM).
 
-`GITGAUGE_TEST_EXEC=1` runs every call as a real `python -m gitgauge` instead, to check that the
-suite passes without the server.
+The children of one server share its string-hash seed (a started process draws its own), so a
+bug that depends on set iteration order would not vary between calls. `GITGAUGE_TEST_EXEC=1`
+runs every call as a real `python -m gitgauge` instead, to check that the suite passes without
+the server.
 """
 
 from __future__ import annotations
