@@ -107,18 +107,16 @@ def pid_alive(pid: int) -> bool:
 
 
 def runs_in_order(root: Path) -> list[Path]:
-    """`root`'s run directories in the order the runs started, as gitgauge orders them: a run
-    id's timestamp has one-second steps, and two runs of one second differ by their manifests'
-    start times (their ids' random suffixes do not sort)."""
+    """`root`'s run directories in the order the runs started, by gitgauge's own ordering
+    (`Store.load_runs`): a run id's timestamp has one-second steps, and two runs of one second
+    differ by their manifests' start times, not by their ids' random suffixes."""
+    from gitgauge.core.store import Store
 
-    def started(run: Path) -> tuple[str, str, str]:
-        try:
-            at = json.loads((run / "run.json").read_text())["startedAt"]
-        except (OSError, ValueError, KeyError):
-            at = ""
-        return (run.name[: len("20240101T000000Z")], at, run.name)
+    def unreadable(message: str) -> None:
+        raise AssertionError(f"a run of {root} cannot be read: {message}")
 
-    return sorted((p for p in (root / ".gitgauge" / "runs").iterdir() if p.is_dir()), key=started)
+    store = Store(root)
+    return [store.runs_dir / run.run_id for run in store.load_runs(warn=unreadable)]
 
 
 @dataclass
