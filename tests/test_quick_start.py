@@ -103,7 +103,9 @@ def walk(tmp_path_factory: pytest.TempPathFactory) -> Walk:
         # `python` in testCommand is the first on PATH: the one running these tests (it has pytest).
         patch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
         # Output goes to a pipe, as in CI: the status comes as a line after this much silence.
-        patch.setenv("GITGAUGE_HEARTBEAT_SECONDS", "1")
+        # Short enough that one candidate's two real suite runs (each a Python start and a pytest
+        # import) always outlast it, on however fast a machine.
+        patch.setenv("GITGAUGE_HEARTBEAT_SECONDS", "0.1")
         env = dict(os.environ)
     root = base / "your-repo"
     root.mkdir()
@@ -181,7 +183,7 @@ def test_mine_says_why_it_found_few_tasks_and_what_to_try(walk: Walk) -> None:
 
 def test_off_a_terminal_progress_comes_as_lines_counted_from_one(walk: Walk) -> None:
     mined = walk.outputs["mine"].stdout
-    # The first candidate's two suite runs take longer than the 1-second beat.
+    # The first candidate's two suite runs take longer than the 0.1-second beat.
     assert re.search(r"(?m)^\[1/3\] verifying [0-9a-f]{8} Fix .* \(still at it, \d+ s\)$", mined)
     counted = re.findall(
         r"(?m)^\[(\d+)/(\d+)\] (?:verifying|running) ", mined + walk.outputs["run"].stdout
