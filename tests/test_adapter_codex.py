@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import stat
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,7 @@ from typing import TypeVar
 
 import pytest
 import yaml
-from conftest import GitRepo, isolate, run_gitgauge
+from conftest import GitRepo, isolate, pid_alive, run_gitgauge
 from fake_claude import envelope_fixture, fake_claude_env
 from fake_responses_api import FakeResponsesAPI, Request, codex_env, codex_home
 from real_components import require
@@ -210,12 +211,32 @@ def test_an_api_error_is_an_error_outcome_with_its_reason(
 
 @needs_codex
 def test_timeout_kills_codex_and_its_commands(tmp_path: Path, workspace: GitRepo) -> None:
-    steps = [{"exec": "echo $$ > sleeper.pid; sleep 60"}, {"message": "done"}]
+    steps = [{"exec": "echo $$ > sleeper.pid; sleep 60.4217"}, {"message": "done"}]
     with FakeResponsesAPI(steps=steps) as fake:
         outcome, _ = run_codex(tmp_path, workspace, fake, timeout_seconds=8)
 
     assert outcome.error_kind == "adapter-timeout"
     assert outcome.error_message is not None and "killed after 8s" in outcome.error_message
+    # The command codex ran died with it. Codex runs it in a PID namespace of its own (the pid it
+    # wrote is 2), so it is found by its command line.
+    assert (workspace.root / "sleeper.pid").exists()
+    deadline = time.monotonic() + 5
+    while sleepers() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sleepers() == []
+
+
+def sleepers() -> list[int]:
+    """The live processes running `sleep 60.4217` (the timeout test's command)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:  # not a process, or gone
+            continue
+        if argv[:2] == [b"sleep", b"60.4217"] and pid_alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
 
 
 STRACE = shutil.which("strace")
