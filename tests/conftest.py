@@ -106,6 +106,24 @@ def pid_alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] not in {"Z", "X"}
 
 
+def processes_with(token: str, *, also: str = "") -> list[str]:
+    """Running processes whose command line holds `token` (and `also`), as "pid: command line".
+    A zombie's command line is empty: a dead process is never found."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():  # /proc/self and /proc/thread-self are the caller again
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:  # gone
+            continue
+        # Not the test runner itself (`pytest -k 86399`); a path under pytest's tmp_path counts.
+        runner = any("pytest" in word for word in command.split()[:3])
+        if token in command and also in command and not runner:
+            found.append(f"{entry.name}: {command}")
+    return found
+
+
 def runs_in_order(root: Path) -> list[Path]:
     """`root`'s run directories in the order the runs started, by gitgauge's own ordering
     (`Store.load_runs`): a run id's timestamp has one-second steps, and two runs of one second

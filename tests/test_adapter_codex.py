@@ -23,7 +23,7 @@ from typing import TypeVar
 
 import pytest
 import yaml
-from conftest import GitRepo, isolate, pid_alive, run_gitgauge
+from conftest import GitRepo, isolate, processes_with, run_gitgauge
 from fake_claude import envelope_fixture, fake_claude_env
 from fake_responses_api import FakeResponsesAPI, Request, codex_env, codex_home
 from real_components import require
@@ -221,22 +221,9 @@ def test_timeout_kills_codex_and_its_commands(tmp_path: Path, workspace: GitRepo
     # wrote is 2), so it is found by its command line.
     assert (workspace.root / "sleeper.pid").exists()
     deadline = time.monotonic() + 5
-    while sleepers() and time.monotonic() < deadline:
+    while processes_with("sleep 60.4217") and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert sleepers() == []
-
-
-def sleepers() -> list[int]:
-    """The live processes running `sleep 60.4217` (the timeout test's command)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:  # not a process, or gone
-            continue
-        if argv[:2] == [b"sleep", b"60.4217"] and pid_alive(int(entry.name)):
-            found.append(int(entry.name))
-    return found
+    assert processes_with("sleep 60.4217") == []
 
 
 STRACE = shutil.which("strace")

@@ -146,7 +146,7 @@ def pack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pack]:
         for path in (root / ".gitgauge" / "tasks").glob("*.yaml")
     }
     results: dict[tuple[str, str, str], dict[str, Any]] = {}
-    # The agent-mode run first, then the text-mode one (run ids sort by time).
+    # The agent-mode run first, then the text-mode one (in the order they started).
     made = runs_in_order(root)
     assert len(made) == 2, made
     for mode, run in zip(("agent", "text"), made, strict=True):

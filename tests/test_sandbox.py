@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import GITGAUGE, GitRepo, run_gitgauge, runs_in_order
+from conftest import GITGAUGE, GitRepo, processes_with, run_gitgauge, runs_in_order
 
 from gitgauge.core.sandbox import probe
 from gitgauge.core.store import config_dir_name
@@ -219,21 +219,6 @@ def test_cheater_escapes_without_sandbox_and_not_with_it(demo: Path, tmp_path: P
     compared = run_gitgauge("compare", f"{free_run}:gold", f"{boxed_run}:gold", cwd=demo)
     assert compared.returncode == 0, compared.stderr
     assert "different run.sandbox: none" in compared.stdout + compared.stderr, compared.stdout
-
-
-def processes_with(token: str, *, also: str = "") -> list[str]:
-    """Running processes whose command line holds `token` (and `also`)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        # Not the test runner itself (`pytest -k 86399`); a path under pytest's tmp_path counts.
-        runner = any("pytest" in word for word in command.split()[:3])
-        if token in command and also in command and not runner:
-            found.append(f"{entry.name}: {command}")
-    return found
 
 
 def test_timeout_and_interrupt_kill_everything_inside(demo: Path, tmp_path: Path) -> None:
