@@ -21,6 +21,7 @@ from gitgauge import __version__
 from gitgauge.cli.help import TidyGroup
 from gitgauge.core import interrupt, process
 from gitgauge.core.errors import ExitCode, GitGaugeError, UsageError
+from gitgauge.core.text import visible
 
 app = typer.Typer(
     cls=TidyGroup,
@@ -63,15 +64,17 @@ def _optional_resume_value(args: list[str]) -> list[str]:
 
 
 def say(message: str = "") -> None:
-    print(message, flush=True)
+    # Every line gitgauge prints may quote an agent, a test run or a commit: no control
+    # character of theirs reaches the terminal (core.text).
+    print(visible(message), flush=True)
 
 
 def warn(message: str) -> None:
-    print(f"warning: {message}", file=sys.stderr, flush=True)
+    print(f"warning: {visible(message)}", file=sys.stderr, flush=True)
 
 
 def _fail(error: GitGaugeError) -> NoReturn:
-    print(f"gitgauge: error: {error}", file=sys.stderr, flush=True)
+    print(f"gitgauge: error: {visible(str(error))}", file=sys.stderr, flush=True)
     raise typer.Exit(int(error.exit_code))
 
 
@@ -161,6 +164,7 @@ class StatusLine:
         self._heartbeat: threading.Thread | None = None
 
     def show(self, text: str) -> None:
+        text = visible(text)
         if self.tty:
             with self.lock:
                 sys.stdout.write(f"\r\033[K{text}")
