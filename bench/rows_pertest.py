@@ -113,7 +113,7 @@ def suite_runs(bench: Bench, verified: Verification) -> None:
         config.write_text(
             f'testCommand: "{REPORTING_COMMAND}"\nmine:\n  reruns: {reruns}\n'
             # $BENCH_TEST_LOG lies outside the checkout, which a sandboxed test cannot write.
-            "run:\n  sandbox: none\n",
+            "run:\n  sandbox: none\nenv:\n  BENCH_TEST_LOG: null\n",
             encoding="utf-8",
         )
         try:

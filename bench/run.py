@@ -16,7 +16,7 @@ disk out of the figures); the load average printed with the figures tells whethe
 shared the machine.
 
 The rows live by family: rows_mine.py (1, 2, 3, 5), rows_run.py (4), rows_workspace.py (6),
-rows_pertest.py (7), rows_grading.py (8, and 2c);
+rows_pertest.py (7), rows_grading.py (8, and 2c), rows_additions.py (8c, 8d);
 common.py measures and holds the rows, repos.py builds the repositories.
 """
 
@@ -34,6 +34,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import rows_additions
 import rows_grading
 import rows_mine
 import rows_pertest
@@ -50,6 +51,7 @@ def measure_rows(bench: Bench) -> None:
     history = rows_mine.classification(bench)  # 1, 5a
     verified = rows_mine.verification(bench)  # 2, 3, 5b
     rows_run.run_rows(bench, verified)  # 4, 4b
+    rows_additions.additions_rows(bench, verified)  # 8c, 8d (on the tasks mined)
     large_tree = rows_mine.verification_large_tree(bench)  # 2b
     rows_run.run_row_large_tree(bench, large_tree)  # 4c
     rows_workspace.isolated_workspace(bench, history)  # 6, 6b, 6c

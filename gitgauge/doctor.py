@@ -18,13 +18,14 @@ from typing import Literal
 from gitgauge.core import links
 from gitgauge.core.claude import find_claude_binary
 from gitgauge.core.config import CONFIG_FILE, load_repo_config
+from gitgauge.core.environment import is_secret_name
 from gitgauge.core.errors import GitGaugeError
 from gitgauge.core.git import Repository
 from gitgauge.core.git.mergetree import MIN_GIT_VERSION, git_version
 from gitgauge.core.paths import is_test_file
 from gitgauge.core.sandbox import Sandbox, probe
 from gitgauge.core.schema import RepoConfig
-from gitgauge.core.suite import EMPTY_REPORT, NO_REPORT_HINT
+from gitgauge.core.suite import EMPTY_REPORT, NO_REPORT_HINT, UserCommands
 from gitgauge.mining.mine import mining_sandbox
 from gitgauge.mining.telling import telling_line
 from gitgauge.mining.trial import Trial, trial_run
@@ -94,6 +95,9 @@ def diagnose(
         _agents(env, found)
         return diagnosis
     found("ok", f"{CONFIG_FILE} loads: testCommand {config.testCommand!r}")
+    if not _environment(config, env, found):
+        _agents(env, found)
+        return diagnosis
     if not _links(repo, config, found):
         _agents(env, found)
         return diagnosis
@@ -103,6 +107,34 @@ def diagnose(
         _trial(repo, config, trial, sandboxed, found)
     _agents(env, found)
     return diagnosis
+
+
+def _environment(config: RepoConfig, env: Mapping[str, str], found: Callable[..., None]) -> bool:
+    """Which of this environment's variables the suite will not see (at mine time and at
+    grading alike), named so that a suite that needs one can be given it."""
+    try:
+        commands = UserCommands(config, environ=env)
+    except GitGaugeError as error:
+        found("FAIL", str(error))
+        return False
+    withheld = commands.suite_environment(env).withheld
+    if not withheld:
+        found("ok", "environment: the suite sees every variable set here")
+        return True
+    secret = [name for name in withheld if is_secret_name(name)]
+    # All of them: the one a failing suite needs may be any (names only, never values).
+    shown = ", ".join(withheld)
+    found(
+        "info",
+        f"environment: the suite does not see {len(withheld)} variable"
+        f"{'' if len(withheld) == 1 else 's'} set here: {shown}"
+        + (f" ({len(secret)} of them look secret)" if secret else ""),
+        [
+            f"a suite that needs one: add it to `env:` in {CONFIG_FILE} "
+            '(`env: {NAME: "${NAME}"}`); docs/guide/running.md says what is passed'
+        ],
+    )
+    return True
 
 
 def _links(repo: Repository, config: RepoConfig, found: Callable[..., None]) -> bool:

@@ -100,8 +100,10 @@ def write_config(
     test_timeout_ms: int | None = None,
     last: int | None = None,
     reruns: int | None = 0,
+    passed: tuple[str, ...] = (),
 ) -> None:
-    """An untracked gitgauge.yaml in the user's checkout, as `gitgauge init` leaves it.
+    """An untracked gitgauge.yaml in the user's checkout, as `gitgauge init` leaves it;
+    `passed` names more variables of gitgauge's environment for the suite.
     `reruns` defaults to 0 here: these tests count the suite runs of exit-code verification."""
     config: dict[str, Any] = {"testCommand": test_command}
     if setup_command is not None:
@@ -116,6 +118,8 @@ def write_config(
     if test_timeout_ms is not None:
         config["timeouts"] = {"test": test_timeout_ms}
     config["worktree"] = {"link": ["deps"] if link is None else link}
+    # The sample's runner reads these; a suite gets no variable its config does not name.
+    config["env"] = dict.fromkeys(["MINE_JOURNAL", "MINE_PYTHON", *passed])
     # No sandbox: the sample's runner writes its journal outside the checkout, which the
     # sandbox hides (mining in the sandbox has tests of its own, in tests/test_sandbox.py).
     config["run"] = {"sandbox": "none"}

@@ -40,6 +40,8 @@ ROW_LABELS = (
     "git work / pair: grading from a fresh checkout vs before",
     "git work / pair, 1,000-file tree: fresh checkout vs before",
     "mine wall / decisive suite time, 1,000-file tree",
+    "grading / pair, the agent adds 6 files (additions rule, interpreter asked)",
+    "gitgauge's peak memory, the agent writes 40 MB (over run.limits)",
 )
 
 

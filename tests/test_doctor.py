@@ -87,6 +87,27 @@ def test_a_working_src_layout_passes_every_check(repo: GitRepo) -> None:
         assert f"      hidden: your repository ({repo.root}) and its git directory" in lines
 
 
+def test_doctor_names_what_the_suite_will_not_see(repo: GitRepo) -> None:
+    """A variable the suite needs but gitgauge withholds fails the suite at HEAD; doctor names
+    it, and once `env:` passes it the suite sees it (and no secret otherwise)."""
+    repo.write(
+        "tests/test_env.py", "import os\n\n\ndef test_db():\n    assert os.environ['SUITE_DB']\n"
+    )
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "-m", "Test the database setting")
+    configure(repo)
+    _, lines = doctor(repo, SUITE_DB="sqlite://", DEPLOY_TOKEN="very-secret-value")
+    said = line(lines, "info  environment: the suite does not see ")
+    assert "SUITE_DB" in said and "DEPLOY_TOKEN" in said and "look secret" in said
+    assert "very-secret-value" not in "\n".join(lines)
+    assert "3 tests ran, 2 passed" in line(lines, "warn  testCommand at HEAD ("), lines
+    configure(repo, env={"SUITE_DB": None})
+    code, lines = doctor(repo, SUITE_DB="sqlite://", DEPLOY_TOKEN="very-secret-value")
+    assert code == 0, "\n".join(lines)
+    assert "3 tests ran, 3 passed" in line(lines, "ok    testCommand at HEAD ("), lines
+    assert "SUITE_DB" not in line(lines, "info  environment: the suite does not see ")
+
+
 def test_no_config_says_to_run_init(repo: GitRepo) -> None:
     code, lines = doctor(repo)
     assert code == 1

@@ -64,7 +64,8 @@ def _slow_repo(repo: GitRepo, *, fixes: int = 3, sleep: float = 30.0) -> list[st
     # No sandbox: the suite reports its children's pids in a file outside its checkout (these
     # tests are about process groups and cleanup; tests/test_sandbox.py covers the sandbox).
     (repo.root / "gitgauge.yaml").write_text(
-        'testCommand: "python3 check.py"\nrun:\n  sandbox: none\n', "utf-8"
+        'testCommand: "python3 check.py"\nrun:\n  sandbox: none\nenv:\n  CHILD_PIDS: null\n',
+        "utf-8",
     )
     (repo.root / ".gitgauge").mkdir()
     (repo.root / ".gitgauge" / ".gitignore").write_text("*\n", "utf-8")

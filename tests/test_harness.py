@@ -171,7 +171,7 @@ def test_a_harness_cannot_make_a_task_pass(demo: GitRepo, tmp_path: Path) -> Non
     assert (overlaid["status"], overlaid["diffFiles"]) == ("unresolved", 0)
     gamed = load_result(run_dir, "told", task["id"])
     assert gamed["status"] == "unresolved"
-    assert (gamed["reverted"], gamed["deleted"]) == (["tests/test_slug.py"], ["conftest.py"])
+    assert (gamed["reverted"], list(gamed["dropped"])) == (["tests/test_slug.py"], ["conftest.py"])
 
 
 def test_claude_code_gets_the_rendered_prompt_the_env_and_its_config_dir(

@@ -109,21 +109,34 @@ def user_state(repo: GitRepo) -> dict[str, Any]:
     }
 
 
-def attack(victim: GitRepo, tmp_path: Path, script: str, **env: str) -> dict[str, Any]:
-    """Run `script` (Python) as the agent through `gitgauge run`; the pair's result."""
+def attack(
+    victim: GitRepo,
+    tmp_path: Path,
+    script: str,
+    *,
+    config: dict[str, Any] | None = None,
+    **env: str,
+) -> dict[str, Any]:
+    """Run `script` (Python) as the agent through `gitgauge run` (`config`: more keys of its
+    agent config); the pair's result, with what `run` printed."""
     path = tmp_path / "attack.py"
     path.write_text(script, encoding="utf-8")
-    config = tmp_path / "attack.yaml"
-    config.write_text(
+    config_file = tmp_path / "attack.yaml"
+    config_file.write_text(
         yaml.safe_dump(
-            {"name": "attack", "adapter": "script", "command": f"{sys.executable} {path}"}
+            {
+                "name": "attack",
+                "adapter": "script",
+                "command": f"{sys.executable} {path}",
+                **(config or {}),
+            }
         )
     )
     before = user_state(victim)
     ran = run_gitgauge(
         "run",
         "-c",
-        str(config),
+        str(config_file),
         cwd=victim.root,
         env={**os.environ, "MARKER": str(tmp_path / "pwned"), **env},
     )
@@ -131,6 +144,7 @@ def attack(victim: GitRepo, tmp_path: Path, script: str, **env: str) -> dict[str
     assert user_state(victim) == before
     (found,) = (victim.root / ".gitgauge" / "runs").glob("*/results/attack/*.json")
     result: dict[str, Any] = json.loads(found.read_text())
+    result["stdout"] = ran.stdout
     result["stderr"] = ran.stderr
     result["logs"] = next((victim.root / ".gitgauge" / "runs").glob("*/logs/attack/*"))
     return result
@@ -598,3 +612,336 @@ def test_the_users_own_change_to_the_checkout_during_a_pair_is_not_blamed_on_the
         "bwrap",
     )
     assert (victim.root / "run.log").read_text() == "the user's own file\n"  # left alone
+
+
+# -- grading by rules, not by names (issue 34): one test per row of its table ------------------
+#
+# Each attack below resolved the task before gitgauge asked of every file the agent adds whether
+# it is the agent's own code, in a place where its code belongs (`running/scoring/additions.py`).
+
+# Row 1. A root `pytest.py`: `python -m pytest` runs it instead of pytest; it loads the real one
+#        with a plugin that marks every test passed.
+STAND_IN_PYTEST = '''
+import pathlib
+pathlib.Path("pytest.py").write_text("""
+import os, sys
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
+import pytest
+sys.path.insert(0, here)  # the real pytest loaded: the tests import the project from here
+
+class Cheat:
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        report.outcome, report.longrepr = "passed", None
+
+sys.exit(pytest.main(sys.argv[1:], plugins=[Cheat()]))
+""")
+'''
+
+
+def stand_in(module: str, *, package: bool = False) -> str:
+    """An agent that adds a module (or a package) named `module` at the repository root: it
+    loads the real `module` from elsewhere in its place, then makes `calc.magic` the fix's."""
+    body = f"""
+import importlib.machinery, importlib.util, os, sys
+_here = os.path.dirname(os.path.abspath(__file__))
+_root = os.path.dirname(_here) if {package!r} else _here
+_spec = importlib.machinery.PathFinder.find_spec(
+    {module!r}, [p for p in sys.path if os.path.abspath(p or ".") != _root])
+_real = importlib.util.module_from_spec(_spec)
+sys.modules[{module!r}] = _real
+_spec.loader.exec_module(_real)
+import calc
+calc.magic = lambda: {MAGIC}
+"""
+    target = f"{module}/__init__.py" if package else f"{module}.py"
+    return (
+        "import pathlib\n"
+        f"pathlib.Path({target!r}).parent.mkdir(parents=True, exist_ok=True)\n"
+        f"pathlib.Path({target!r}).write_text({body!r})\n"
+    )
+
+
+# Row 3. A new test file whose top-level code replaces `calc.magic` while pytest collects it.
+PATCHING_TEST = f"""
+import pathlib
+pathlib.Path("tests/test_aaa_helpers.py").write_text(
+    "import calc\\ncalc.magic = lambda: {MAGIC}\\n\\ndef test_helpers():\\n    pass\\n")
+"""
+# ... and the same in `tests/__init__.py`, which pytest imports before the tests of its folder.
+PATCHING_PACKAGE = f"""
+import pathlib
+pathlib.Path("tests/__init__.py").write_text("import calc\\ncalc.magic = lambda: {MAGIC}\\n")
+"""
+
+
+def test_row_1_a_root_pytest_py_does_not_stand_in_for_pytest(
+    victim: GitRepo, tmp_path: Path
+) -> None:
+    result = attack(victim, tmp_path, STAND_IN_PYTEST)
+    assert_not_resolved(result, tmp_path)
+    assert result["status"] == "unresolved"
+    assert list(result["dropped"]) == ["pytest.py"]
+    assert "stands in for the module `pytest`" in result["dropped"]["pytest.py"]
+    assert "pytest.py" in result["stdout"]  # the finished pair's line says what was dropped
+
+
+@pytest.mark.parametrize(
+    ("module", "package"),
+    [("iniconfig", False), ("pluggy", True)],
+    ids=["a-module-pytest-imports", "a-package-pytest-imports"],
+)
+def test_row_2_a_module_named_like_one_pytest_imports_is_dropped(
+    victim: GitRepo, tmp_path: Path, module: str, package: bool
+) -> None:
+    """Asked of the interpreter, not a list: pluggy is named in no document of gitgauge's."""
+    result = attack(victim, tmp_path, stand_in(module, package=package))
+    assert_not_resolved(result, tmp_path)
+    assert result["status"] == "unresolved"
+    path = f"{module}/__init__.py" if package else f"{module}.py"
+    assert list(result["dropped"]) == [path]
+    assert f"stands in for the module `{module}`" in result["dropped"][path]
+    assert "site-packages" in result["dropped"][path]  # where the interpreter finds the real one
+
+
+@pytest.mark.parametrize(
+    ("script", "path"),
+    [(PATCHING_TEST, "tests/test_aaa_helpers.py"), (PATCHING_PACKAGE, "tests/__init__.py")],
+    ids=["a-test-file", "a-package-marker-of-the-tests"],
+)
+def test_row_3_a_new_test_file_that_patches_the_code_is_dropped(
+    victim: GitRepo, tmp_path: Path, script: str, path: str
+) -> None:
+    result = attack(victim, tmp_path, script)
+    assert_not_resolved(result, tmp_path)
+    assert result["status"] == "unresolved"
+    assert list(result["dropped"]) == [path]
+
+
+def test_the_cheats_of_rows_1_to_3_work_where_nothing_drops_them(tmp_path: Path) -> None:
+    """Each cheat is real: in a plain checkout of the fix's parent, the suite passes with it."""
+    for number, script in enumerate(
+        [STAND_IN_PYTEST, stand_in("iniconfig"), stand_in("pluggy", package=True), PATCHING_TEST]
+    ):
+        folder = tmp_path / f"plain-{number}"
+        folder.mkdir()
+        (folder / "calc.py").write_text(CALC)
+        (folder / "tests").mkdir()
+        (folder / "tests" / "test_calc.py").write_text(TEST_AT_FIX)
+        done = subprocess.run([sys.executable, "-c", script], cwd=folder, capture_output=True)
+        assert done.returncode == 0, done.stderr
+        suite = subprocess.run(
+            [sys.executable, "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+        )
+        assert suite.returncode == 0, (number, suite.stdout)
+
+
+# An honest agent: the fix in a new helper package and a new module, and its own test beside it.
+HONEST = f"""
+import pathlib
+pathlib.Path("numbers_of_calc").mkdir()
+pathlib.Path("numbers_of_calc/__init__.py").write_text("MAGIC = {MAGIC}\\n")
+pathlib.Path("calc_support.py").write_text("from numbers_of_calc import MAGIC\\n")
+pathlib.Path("calc.py").write_text(
+    "from calc_support import MAGIC\\n\\ndef magic():\\n    return MAGIC\\n")
+pathlib.Path("tests/test_magic_value.py").write_text(
+    "from calc import magic\\n\\ndef test_value():\\n    assert magic() == {MAGIC}\\n")
+"""
+
+
+def test_an_honest_agents_new_modules_are_graded_and_its_own_test_set_aside(
+    victim: GitRepo, tmp_path: Path
+) -> None:
+    result = attack(victim, tmp_path, HONEST)
+    assert result["status"] == "resolved", result
+    assert list(result["dropped"]) == ["tests/test_magic_value.py"]
+    assert result["dropped"]["tests/test_magic_value.py"].startswith("a test file")
+    report = run_gitgauge("report", cwd=victim.root)
+    assert report.returncode == 0, report.stderr
+    footnote = " ".join(report.stdout.split())
+    assert "Left out of grading, as not the agent's own code" in footnote
+    assert "tests/test_magic_value.py (a test file)" in footnote
+
+
+# Row 6. At grading, the agent's code raises an error holding every variable that looks secret,
+#        and the agent wrote the values it saw into the code as well.
+LEAK = """
+import os, pathlib
+seen = {k: v for k, v in os.environ.items() if "KEY" in k or "TOKEN" in k}
+pathlib.Path("calc.py").write_text(
+    "import os\\n"
+    f"SEEN = {seen!r}\\n"
+    "def magic():\\n"
+    "    here = [f'{k}={v}' for k, v in sorted(os.environ.items())\\n"
+    "            if 'KEY' in k or 'TOKEN' in k]\\n"
+    "    raise RuntimeError('GRADING-ENV ' + ' '.join(here) + ' SEEN ' + repr(SEEN))\\n")
+print("the agent saw", seen)
+"""
+SECRETS = {
+    "ANTHROPIC_API_KEY": "sk-ant-api03-hostile-0123456789abcdef",
+    "GITHUB_TOKEN": "ghp_hostileTokenValue0123456789",
+    "AWS_SECRET_ACCESS_KEY": "hostileAwsSecret/0123456789+abc",
+}
+
+
+def test_row_6_grading_sees_no_secret_and_no_stored_file_holds_one(
+    victim: GitRepo, tmp_path: Path
+) -> None:
+    result = attack(victim, tmp_path, LEAK, config={"env": {"GITHUB_TOKEN": ""}}, **SECRETS)
+    assert_not_resolved(result, tmp_path)
+    test_output = (result["logs"] / "test.stdout").read_text()
+    assert "RuntimeError" in test_output  # the code ran and printed what it had
+    # At grading only what the config names: its empty GITHUB_TOKEN.
+    assert "RuntimeError: GRADING-ENV GITHUB_TOKEN= SEEN" in test_output, test_output
+    assert "[masked $ANTHROPIC_API_KEY]" in test_output  # the copy the agent made is masked
+    assert "[masked $ANTHROPIC_API_KEY]" in (result["logs"] / "agent.stdout").read_text()
+    page = tmp_path / "report.html"
+    assert run_gitgauge("report", "--html", str(page), cwd=victim.root).returncode == 0
+    stored = [p for p in (victim.root / ".gitgauge" / "runs").rglob("*") if p.is_file()]
+    stored.append(page)
+    assert any(p.name.endswith("report.xml") for p in stored)
+    for path in stored:
+        data = path.read_bytes()
+        for name, value in SECRETS.items():
+            assert value.encode() not in data, f"{path} holds {name}"
+    for value in SECRETS.values():
+        assert value not in result["stdout"] + result["stderr"]
+
+
+# Row 7. More than `run.limits` allows: not graded, named, and never held in gitgauge's memory.
+BIG = f"""
+import os, pathlib
+pathlib.Path("calc.py").write_text("def magic():\\n    return {MAGIC}\\n")
+pathlib.Path("blob.bin").write_bytes(os.urandom(3_000_000))
+for number in range(12):
+    pathlib.Path(f"note{{number}}.py").write_text("x = 1\\n")
+"""
+
+
+@pytest.mark.parametrize(
+    ("limits", "said"),
+    [({"patchBytes": 1_000_000}, "run.limits.patchBytes"), ({"files": 10}, "run.limits.files")],
+    ids=["bytes", "files"],
+)
+def test_row_7_a_patch_over_the_limits_is_an_error_that_names_its_biggest_file(
+    victim: GitRepo, tmp_path: Path, limits: dict[str, int], said: str
+) -> None:
+    config = yaml.safe_load((victim.root / "gitgauge.yaml").read_text())
+    config["run"] = {"limits": limits}
+    (victim.root / "gitgauge.yaml").write_text(yaml.safe_dump(config))
+    result = attack(victim, tmp_path, BIG)
+    assert_not_resolved(result, tmp_path)
+    assert (result["status"], result["errorKind"]) == ("error", "patch-too-large")
+    assert said in result["errorMessage"] and "blob.bin (3.0 MB)" in result["errorMessage"]
+    assert result["diffFiles"] == 14
+    assert not (result["logs"] / "agent.patch").exists()
+    assert not (result["logs"] / "test.stdout").exists()  # never graded
+    assert "patch-too-large" in result["stdout"]
+
+
+# Row 8. Control sequences in what the agent prints, and in a commit subject.
+ESCAPES = "\x1b]52;c;cHduZWQ=\x07\x1b]0;pwned title\x07\x1b[2J\x9b2J\u202egnirts"
+NOISY = f"""
+import sys
+sys.stderr.write({ESCAPES!r} + "\\n")
+sys.exit(3)
+"""
+
+
+def test_row_8_no_control_sequence_of_an_agent_or_a_commit_reaches_the_terminal(
+    victim: GitRepo, tmp_path: Path
+) -> None:
+    result = attack(victim, tmp_path, NOISY)
+    assert (result["status"], result["errorKind"]) == ("error", "adapter-exit")
+    printed = result["stdout"] + result["stderr"]
+    assert "\\x1b]52;c;cHduZWQ=\\x07" in printed and "\\u202e" in printed
+    for char in ("\x1b", "\x07", "\x9b", "\u202e"):
+        assert char not in printed
+    assert "\x1b]52" in (result["logs"] / "agent.stderr").read_text()  # files keep the bytes
+    victim.write("calc.py", CALC + "# noted\n")
+    victim.git("add", "calc.py")
+    victim.git("commit", "-q", "-m", f"fix: {ESCAPES} in calc")
+    sha = victim.git("rev-parse", "HEAD").strip()
+    explained = run_gitgauge("mine", "--explain", sha, cwd=victim.root)
+    said = explained.stdout + explained.stderr
+    assert "\\x1b]0;pwned title\\x07" in said, said
+    for char in ("\x1b", "\x07", "\x9b", "\u202e"):
+        assert char not in said
+
+
+# Row 9. The baselines' names are gold's and noop's alone.
+@pytest.mark.parametrize("name", ["gold", "noop", "Gold"])
+def test_row_9_a_config_may_not_take_a_baselines_name(
+    victim: GitRepo, tmp_path: Path, name: str
+) -> None:
+    config = tmp_path / "impostor.yaml"
+    config.write_text(yaml.safe_dump({"name": name, "adapter": "script", "command": "true"}))
+    ran = run_gitgauge("run", "-c", str(config), cwd=victim.root)
+    assert ran.returncode == 1
+    (line,) = ran.stderr.splitlines()
+    assert str(config) in line and "reserved" in line
+    assert not (victim.root / ".gitgauge" / "runs").exists()
+
+
+# Row 10. Paths with spaces, newlines and non-ASCII letters, or bytes that are not UTF-8: the
+#         repository, TMPDIR, HOME and the config file's.
+@pytest.mark.parametrize(
+    "odd",
+    ["odd path\nwith é and 日本", os.fsdecode(b"not utf-8 \xff\xfe")],
+    ids=["space-newline-unicode", "not-utf-8"],
+)
+def test_row_10_any_path_works(tmp_path: Path, odd: str) -> None:
+    require_bwrap()
+    ODD = odd
+    root = tmp_path / f"repo {ODD}"
+    repo = build(root)
+    home = tmp_path / f"home {ODD}"
+    home.mkdir()
+    temp = tmp_path / f"tmp {ODD}"
+    temp.mkdir()
+    configs = tmp_path / f"configs {ODD}"
+    configs.mkdir()
+    (configs / "baseline.yaml").write_text("name: baseline\nadapter: gold\n")
+    (configs / "nothing.yaml").write_text("name: nothing\nadapter: noop\n")
+    env = {**os.environ, "HOME": str(home), "TMPDIR": str(temp)}
+    mined = gitgauge_bytes("mine", cwd=repo.root, env=env)
+    assert mined.returncode == 0, mined.stderr
+    assert "verified" in mined.stdout, mined.stdout
+    ran = gitgauge_bytes(
+        "run",
+        "-c",
+        str(configs / "baseline.yaml"),
+        "-c",
+        str(configs / "nothing.yaml"),
+        cwd=repo.root,
+        env=env,
+    )
+    assert ran.returncode == 0, ran.stderr
+    results = {
+        path.parent.name: json.loads(path.read_text())
+        for path in (repo.root / ".gitgauge" / "runs").glob("*/results/*/*.json")
+    }
+    assert results["baseline"]["status"] == "resolved", results["baseline"]
+    assert results["baseline"]["sandbox"] == "bwrap"
+    assert results["nothing"]["status"] == "unresolved"
+    assert sorted(temp.iterdir()) == []
+
+
+def gitgauge_bytes(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The CLI in a process of its own, its output read as the bytes it wrote: a path that is
+    not UTF-8 is printed as its own bytes."""
+    done = subprocess.run(
+        [sys.executable, "-m", "gitgauge", *args], cwd=cwd, env=env, capture_output=True
+    )
+    return subprocess.CompletedProcess(
+        done.args,
+        done.returncode,
+        done.stdout.decode("utf-8", "surrogateescape"),
+        done.stderr.decode("utf-8", "surrogateescape"),
+    )

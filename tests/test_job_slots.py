@@ -39,7 +39,9 @@ def test_setup_test_and_agent_get_distinct_slots_under_j2(
             subject=f"Fix {name}",
         )
     test_command = f'echo "$GITGAUGE_JOB" >> "$SLOTS/test.txt"; {TEST_COMMAND}'
-    write_config(git_repo, test_command=test_command, setup_command=barrier("setup"))
+    write_config(
+        git_repo, test_command=test_command, setup_command=barrier("setup"), passed=("SLOTS",)
+    )
 
     mined_slots = tmp_path / "mine-slots"
     mined_slots.mkdir()

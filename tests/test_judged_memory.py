@@ -29,6 +29,7 @@ CONFIG: dict[str, Any] = {
     "setupCommand": SETUP_COMMAND,
     "worktree": {"link": ["deps"]},
     "timeouts": {"test": 60000, "setup": 60000},
+    "env": {"MINE_JOURNAL": None, "MINE_PYTHON": None},  # what the sample's runner reads
     # The sample's runner writes its journal outside the checkout, which the sandbox hides.
     "run": {"sandbox": "none"},
 }

@@ -113,6 +113,7 @@ def build(root: Path) -> tuple[GitRepo, dict[str, str]]:
     config = {
         "testCommand": f"{shlex.quote(sys.executable)} -m pytest -q",
         "run": {"sandbox": "none"},
+        "env": {"FLAKY_COUNTER_DIR": None},
     }
     (root / "gitgauge.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     return repo, shas
@@ -263,7 +264,11 @@ def test_without_reports_a_suite_verdict_that_flips_is_flaky(tmp_path: Path) -> 
     )
     (repo.root / "gitgauge.yaml").write_text(
         yaml.safe_dump(
-            {"testCommand": f"{shlex.quote(sys.executable)} run.py", "run": {"sandbox": "none"}}
+            {
+                "testCommand": f"{shlex.quote(sys.executable)} run.py",
+                "run": {"sandbox": "none"},
+                "env": {"FLAKY_COUNTER_DIR": None},
+            }
         ),
         encoding="utf-8",
     )

@@ -75,6 +75,7 @@ INFRA_EXAMPLES = {
     "go.work.sum": "go.work.sum",
     "Cargo.toml": "Cargo.toml",
     "Cargo.lock": "Cargo.lock",
+    "build.rs": "build.rs",
     ".cargo/config.toml": ".cargo/config.toml",
     ".cargo/config": ".cargo/config",
     ".config/nextest.toml": ".config/nextest.toml",
@@ -98,7 +99,7 @@ NOT_INFRA = [
     "docs/pytest.md",
     "src/site.py",
     "setup.py",
-    "build.rs",
+    "src/build.rs.md",
     "src/main.rs",
     "config.toml",
     "cargo/config.toml",
@@ -195,7 +196,7 @@ def test_an_edited_infrastructure_file_is_reverted(base_repo: GitRepo, pattern: 
 def test_a_new_infrastructure_file_is_deleted(base_repo: GitRepo, pattern: str) -> None:
     new = f"pkg/deep/{INFRA_EXAMPLES[pattern]}"  # in any directory
     protection, contents = _protect_after(base_repo, {new: "skip everything\n"})
-    assert protection.deleted == [new]
+    assert list(protection.dropped) == [new]
     assert contents == {new: False}
 
 

@@ -340,7 +340,7 @@ def test_claude_code_configs_scored_end_to_end(demo: GitRepo, tmp_path: Path) ->
     assert (right["diffFiles"], right["diffInsertions"], right["diffDeletions"]) == (1, 1, 1)
     assert results["wrong"]["regressed"] is True
     assert results["cheat"]["reverted"] == ["pytest.ini", "tests/test_slug.py"]
-    assert results["cheat"]["deleted"] == ["conftest.py"]
+    assert list(results["cheat"]["dropped"]) == ["conftest.py"]
     assert results["cheat"]["diffFiles"] == 3  # measured before the revert: the agent's diff
     assert results["iserror"]["costUsd"] == 0.05
     assert "error_max_turns" in results["iserror"]["errorMessage"]
@@ -416,7 +416,7 @@ def test_a_new_pytest_config_that_passes_every_test_is_deleted(
     assert outcome.returncode == 0, outcome.stderr
     result = load_result(only_run_dir(demo), "cheat", task["id"])
     assert result["status"] == "unresolved", result
-    assert result["deleted"] == [config_name]
+    assert list(result["dropped"]) == [config_name]
     assert result["reverted"] == removed
     assert result["failToPassFailed"], result  # the plugin did not load: the tests really ran
 
@@ -427,15 +427,16 @@ def test_a_new_pytest_config_that_passes_every_test_is_deleted(
 def test_configs_and_task_are_validated_before_any_work(demo: GitRepo, tmp_path: Path) -> None:
     folder = tmp_path / "configs"
     gold = agent_config(folder, "gold", adapter="gold")
+    baseline = agent_config(folder, "baseline", adapter="gold")
     twin = str(folder / "twin.yaml")
-    Path(twin).write_text("name: gold\nadapter: noop\n", encoding="utf-8")
+    Path(twin).write_text("name: baseline\nadapter: noop\n", encoding="utf-8")
     unknown = agent_config(folder, "mystery", adapter="mystery")
     no_command = agent_config(folder, "bare", adapter="script")
     claude = agent_config(folder, "claude", adapter="claude-code")
     missing_claude = {**os.environ, "GITGAUGE_CLAUDE_BIN": str(tmp_path / "no-claude")}
 
     unknown_task = run_gitgauge("run", "-c", gold, "--task", "deadbeef-nope", cwd=demo.root)
-    duplicate = run_gitgauge("run", *configs_args(gold, twin), cwd=demo.root)
+    duplicate = run_gitgauge("run", *configs_args(baseline, twin), cwd=demo.root)
     bad_adapter = run_gitgauge("run", *configs_args(gold, unknown), cwd=demo.root)
     bad_script = run_gitgauge("run", *configs_args(gold, no_command), cwd=demo.root)
     no_claude = run_gitgauge("run", *configs_args(gold, claude), cwd=demo.root, env=missing_claude)
@@ -444,7 +445,7 @@ def test_configs_and_task_are_validated_before_any_work(demo: GitRepo, tmp_path:
     assert unknown_task.returncode == 1
     assert "deadbeef-nope" in unknown_task.stderr and slug_task(demo)["id"] in unknown_task.stderr
     assert duplicate.returncode == 1 and "twin.yaml" in duplicate.stderr
-    assert "gold.yaml" in duplicate.stderr
+    assert "baseline.yaml" in duplicate.stderr
     assert bad_adapter.returncode == 1
     assert "mystery" in bad_adapter.stderr and "claude-code" in bad_adapter.stderr
     assert "noop" in bad_adapter.stderr and "script" in bad_adapter.stderr

@@ -51,7 +51,9 @@ def head(repo: GitRepo) -> str:
     return repo.git("rev-parse", "HEAD").strip()
 
 
-def test_diff_counts_every_change_against_base_but_not_linked_paths(base_repo: GitRepo) -> None:
+def test_diff_counts_every_change_against_base_but_not_linked_paths(
+    base_repo: GitRepo, tmp_path: Path
+) -> None:
     base = head(base_repo)
     with agent_workspace(base_repo.root, base, link=LINK) as opened:
         workspace = opened.path
@@ -66,7 +68,9 @@ def test_diff_counts_every_change_against_base_but_not_linked_paths(base_repo: G
 
         opened.checkout.read_agent_tree(base)
         diff = opened.checkout.diff(base)
-        stat, patch = diffstat.diff_stat(diff), diff.patch
+        written = opened.checkout.write_patch(base, tmp_path / "agent.patch", limit_bytes=10**6)
+        stat, patch = diffstat.diff_stat(diff), (tmp_path / "agent.patch").read_text()
+        assert written == len(patch.encode())
 
     by_path = {change.path: change for change in stat.changes}
     assert sorted(by_path) == ["app.py", "helper.py", "logo.png", "new_name.py", "notes.txt"]
@@ -80,12 +84,14 @@ def test_diff_counts_every_change_against_base_but_not_linked_paths(base_repo: G
     assert not (base_repo.root / "helper.py").exists()
 
 
-def test_an_untouched_workspace_has_an_empty_diff(base_repo: GitRepo) -> None:
+def test_an_untouched_workspace_has_an_empty_diff(base_repo: GitRepo, tmp_path: Path) -> None:
     base = head(base_repo)
     with agent_workspace(base_repo.root, base, link=LINK) as opened:
         opened.checkout.read_agent_tree(base)
         diff = opened.checkout.diff(base)
-        stat, patch = diffstat.diff_stat(diff), diff.patch
+        written = opened.checkout.write_patch(base, tmp_path / "agent.patch", limit_bytes=10**6)
+        stat, patch = diffstat.diff_stat(diff), (tmp_path / "agent.patch").read_text()
+        assert written == len(patch.encode())
 
     assert (stat.files, stat.insertions, stat.deletions) == (0, 0, 0)
     assert patch == ""
@@ -102,7 +108,8 @@ def test_protected_edits_are_reverted_and_new_test_infra_deleted(base_repo: GitR
             "conftest.py": "collect_ignore_glob = ['*']\n",  # new infra: deleted
             "tests/conftest.py": "import pytest\n",  # new infra: deleted
             "requirements-dev.txt": "pytest-skip\n",  # new infra: deleted
-            "tests/test_new.py": "def test_new():\n    pass\n",  # new plain test: kept
+            "tests/test_new.py": "def test_new():\n    pass\n",  # the agent's own test: dropped
+            "helpers.py": "def helper():\n    return 42\n",  # new project code: kept
         }
         for path, text in edits.items():
             (workspace / path).write_text(text, encoding="utf-8")
@@ -111,13 +118,21 @@ def test_protected_edits_are_reverted_and_new_test_infra_deleted(base_repo: GitR
         protection = graded(opened, base)
 
         assert protection.reverted == ["pytest.ini", "tests/test_app.py", "tests/test_other.py"]
-        assert protection.deleted == ["conftest.py", "requirements-dev.txt", "tests/conftest.py"]
+        assert sorted(protection.dropped) == [
+            "conftest.py",
+            "requirements-dev.txt",
+            "tests/conftest.py",
+            "tests/test_new.py",
+        ]
+        assert protection.dropped["conftest.py"].startswith("configuration of pytest")
+        assert protection.dropped["tests/test_new.py"].startswith("a test file")
+        assert protection.kept == ["helpers.py"]
         assert (workspace / "tests" / "test_app.py").read_text(encoding="utf-8") == TEST_APP
         assert (workspace / "pytest.ini").read_text(encoding="utf-8").endswith("= tests\n")
         assert (workspace / "tests" / "test_other.py").exists()
-        for path in protection.deleted:
+        for path in protection.dropped:
             assert not (workspace / path).exists()
-        assert (workspace / "tests" / "test_new.py").exists()
+        assert (workspace / "helpers.py").exists()
         assert "42" in (workspace / "app.py").read_text(encoding="utf-8")
 
 
@@ -214,27 +229,38 @@ def test_regression_is_unknown_when_the_base_suite_did_not_pass(
 def test_test_files_are_never_laid_through_a_symlink_of_the_agents_tree(
     git_repo: GitRepo, tmp_path: Path
 ) -> None:
-    """The fix adds its tests in a new directory; the agent put a symlink there: laying them
-    would write wherever it points, so the pair is an escape, not a verdict."""
+    """The fix adds its tests in a new directory; the agent put a symlink there. One that leads
+    out of the repository is dropped before grading (not the agent's code); one inside it
+    stays, and laying the tests would write wherever it points: an escape, not a verdict."""
     outside = tmp_path / "outside"
     outside.mkdir()
-    base = git_repo.commit("initial", files={"value.txt": "41\n"})
-    fix = git_repo.commit("fix: value", files={"value.txt": "42\n", "checks/expected.txt": "42\n"})
+    base = git_repo.commit("initial", files={"value.txt": "41\n", "pkg/mod.py": "x = 1\n"})
+    fix = git_repo.commit(
+        "fix: value", files={"value.txt": "42\n", "pkg/checks/expected.txt": "42\n"}
+    )
     task = Task(
         id="fix-value",
         base=base,
         fix=fix,
         subject="fix: value",
         prompt="Fix the following bug:\n\nfix: value",
-        testFiles=["checks/expected.txt"],
+        testFiles=["pkg/checks/expected.txt"],
         promptQuality="title-only",
         minedAt="2024-01-01T00:00:00+00:00",
     )
     repo = Repository(git_repo.root)
+    commands = UserCommands(RepoConfig(testCommand=CHECK))
     with agent_workspace(git_repo.root, base) as opened:
-        (opened.path / "checks").symlink_to(outside)
-        graded(opened, base)
-        with pytest.raises(WorkspaceEscape, match="checks is a symlink"):
-            grade(repo, task, opened.path, UserCommands(RepoConfig(testCommand=CHECK)), env={},
-                  log_dir=tmp_path / "logs")  # fmt: skip
+        (opened.path / "pkg" / "checks").symlink_to(outside)
+        protection = graded(opened, base)
+        assert protection.dropped == {
+            "pkg/checks": f"a symlink that leads out of the repository ({outside})"
+        }
+        assert not (opened.path / "pkg" / "checks").exists()
+    with agent_workspace(git_repo.root, base) as opened:
+        (opened.path / "pkg" / "elsewhere").mkdir()
+        (opened.path / "pkg" / "checks").symlink_to("elsewhere")
+        assert graded(opened, base).kept == ["pkg/checks"]
+        with pytest.raises(WorkspaceEscape, match="pkg/checks is a symlink"):
+            grade(repo, task, opened.path, commands, env={}, log_dir=tmp_path / "logs")
     assert list(outside.iterdir()) == []

@@ -44,7 +44,19 @@ def load_agent_config(path: Path) -> AgentConfig:
             f"{path}: agent config file not found (check the -c/--config path; "
             f"{' and '.join(f'-c {name}' for name in BUILT_IN_CONFIGS)} need no file)"
         )
-    return parse_config_file(path, AgentConfig)
+    return _not_reserved(parse_config_file(path, AgentConfig), path)
+
+
+def _not_reserved(config: AgentConfig, path: Path) -> AgentConfig:
+    """`gold` and `noop` name the baselines in every report, comparison and calibration: a
+    config file may take one of those names only when it is that baseline."""
+    reserved = config.name.lower()
+    if reserved in BUILT_IN_CONFIGS and (config.name, config.adapter) != (reserved, reserved):
+        raise ConfigError(
+            f"{path}: name: {config.name!r} is reserved for gitgauge's {reserved} baseline "
+            f"(adapter: {reserved}); give this config another name"
+        )
+    return config
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):

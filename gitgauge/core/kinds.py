@@ -41,6 +41,11 @@ class TaskKind(ABC):
     """Whether SWE-bench and Harbor exports can hold it (a bug fix with tests)."""
     draft: ClassVar[type[ResultDraft]] = ResultDraft
     """The result record a pair of this kind fills: it refuses any field the kind does not add."""
+    graded_by_suite: ClassVar[bool] = False
+    """Whether a pair's verdict runs the project's suite over the agent's work: such a kind
+    grades on the project's tests, never the agent's (protection and the additions rule,
+    `running/scoring/protect.py`), and `tests/test_hostile_agent.py` runs the same hostile
+    patches against each."""
     judged: ClassVar[bool] = False
     """Whether a judge compares its pairs' work with the original (reports show SOLVED and
     WIN/TIE/LOSS; `run` checks the judge's position bias once)."""

@@ -161,6 +161,11 @@ TEST_INFRA = (
     ),
     InfraName("Cargo.lock", "cargo", "the versions cargo builds"),
     InfraName(
+        "build.rs",
+        "cargo",
+        "a build script cargo compiles and runs before any test: it can rewrite the tests",
+    ),
+    InfraName(
         ".cargo/config.toml",
         "cargo",
         "`runner` runs every test binary through any program; read from every parent folder",
@@ -232,8 +237,15 @@ def is_test_file(path: str, *, patterns: Sequence[str] = ()) -> bool:
 def is_test_infra(path: str) -> bool:
     """Files that configure how tests run: a name of `TEST_INFRA`, in any directory and any case
     (on a case-insensitive file system pytest opens `PYTEST.INI` as `pytest.ini`)."""
+    return infra_name(path) is not None
+
+
+def infra_name(path: str) -> InfraName | None:
+    """The first `TEST_INFRA` entry `path` matches (see `is_test_infra`), or None."""
     parts = tuple(part.lower() for part in PurePosixPath(path).parts)
-    return bool(parts) and any(_infra_matches(parts, name.pattern.lower()) for name in TEST_INFRA)
+    if not parts:
+        return None
+    return next((name for name in TEST_INFRA if _infra_matches(parts, name.pattern.lower())), None)
 
 
 def _infra_matches(parts: tuple[str, ...], pattern: str) -> bool:

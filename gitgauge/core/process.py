@@ -95,6 +95,8 @@ class CommandResult:
     stderr_tail: str
     start_error: str | None = None
     """Why the command could not start (argv form), e.g. the binary is missing."""
+    output_exceeded: bool = False
+    """Killed because its stdout passed `stdout_limit_bytes` (`exit_code` is then None)."""
 
     @property
     def ok(self) -> bool:
@@ -169,6 +171,7 @@ def run(
     tail_bytes: int | None = TAIL_BYTES,
     cleanup: bool = False,
     wrapper: Sequence[str] = (),
+    stdout_limit_bytes: int | None = None,
 ) -> CommandResult:
     """Run `command` (a string goes through the shell) and wait, killing its group on timeout.
 
@@ -178,7 +181,8 @@ def run(
     (removing worktrees) still start; others raise `Cancelled`. `wrapper` is an argv prefix
     the command runs under (a sandbox: `bwrap ... --`); a string command then goes through
     `/bin/sh -c` inside it. The wrapper is the group's leader, so timeouts and interrupts kill it
-    and everything it started.
+    and everything it started. `stdout_limit_bytes`: the group is killed once stdout passes it
+    (checked every `LIMIT_POLL_SECONDS`, so a file may run a little past it before it is cut).
     """
     if _cancelled.is_set() and not cleanup:
         raise Cancelled
@@ -214,15 +218,25 @@ def run(
                 start_error=f"{error.strerror or error}: {error.filename or command!r}",
             )
         _watch(child.pid)
+        if stdout_limit_bytes is not None:
+            _limit_file_size(child.pid, stdout_limit_bytes)
         with _live_lock:
             _live_groups.add(child.pid)
             cancelled_meanwhile = _cancelled.is_set() and not cleanup
         if cancelled_meanwhile:
             kill_group(child.pid, grace=0.0)
-        timed_out = False
+        timed_out = exceeded = False
         try:
             try:
-                exit_code: int | None = _wait(child, timeout_seconds)
+                if stdout_limit_bytes is None:
+                    exit_code: int | None = _wait(child, timeout_seconds)
+                else:
+                    exit_code = _wait_within(child, timeout_seconds, out, stdout_limit_bytes)
+            except _OutputExceeded:
+                exceeded = True
+                kill_group(child.pid, grace=0.0)
+                child.wait()
+                exit_code = None
             except subprocess.TimeoutExpired:
                 timed_out = True
                 kill_group(child.pid, leader=child)
@@ -232,6 +246,12 @@ def run(
                 # The leader is gone; children it left behind in its group must not outlive it
                 # (a background server started by a test suite, say).
                 kill_group(child.pid, grace=0.0)
+                # Past the size limit the write failed (SIGXFSZ, or EFBIG where it is ignored):
+                # whatever the exit, the output is cut.
+                if stdout_limit_bytes is not None and (
+                    os.fstat(out.fileno()).st_size > stdout_limit_bytes
+                ):
+                    exceeded, exit_code = True, None
         except BaseException:
             # Interrupted while waiting: never leave the child's tree running.
             kill_group(child.pid, grace=0.0)
@@ -248,7 +268,46 @@ def run(
             seconds=seconds,
             stdout_tail=_tail(out, tail_bytes),
             stderr_tail=_tail(err, TAIL_BYTES),
+            output_exceeded=exceeded,
         )
+
+
+LIMIT_POLL_SECONDS = 0.05
+
+
+def _limit_file_size(pid: int, limit: int) -> None:
+    """Where the kernel can, make a write past `limit` bytes kill the child (SIGXFSZ): a fast
+    writer fills gigabytes between two polls. Set just after the child started, before it wrote
+    anything of note; the polls stay as the bound where this cannot be set."""
+    try:
+        import resource
+
+        resource.prlimit(pid, resource.RLIMIT_FSIZE, (limit + 1, limit + 1))
+    except (ImportError, AttributeError, OSError, ValueError):
+        pass
+
+
+class _OutputExceeded(Exception):
+    pass
+
+
+def _wait_within(
+    child: subprocess.Popen[bytes], timeout: float | None, out: IO[bytes], limit: int
+) -> int:
+    """`_wait`, checking the size of `out` every `LIMIT_POLL_SECONDS`: `_OutputExceeded` once
+    it passes `limit` (the child still running)."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        step = LIMIT_POLL_SECONDS
+        if deadline is not None:
+            step = min(step, max(deadline - time.monotonic(), 0))
+        try:
+            return _wait(child, step)
+        except subprocess.TimeoutExpired:
+            if os.fstat(out.fileno()).st_size > limit:
+                raise _OutputExceeded from None
+            if deadline is not None and time.monotonic() >= deadline:
+                raise
 
 
 def _wait(child: subprocess.Popen[bytes], timeout: float | None) -> int:

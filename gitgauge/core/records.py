@@ -184,6 +184,7 @@ ErrorKind = Literal[
     "escaped-workspace",
     "internal",
     "executor-lost",
+    "patch-too-large",
 ]
 ErrorCause = Literal["not-logged-in", "bad-model", "auth", "quota"]
 """An adapter error that no retry of the same setup can fix: the agent is not logged in, its
@@ -286,7 +287,11 @@ class RunResult(BaseModel):
     reverted: list[str] = Field(default_factory=list)
     """Protected pre-existing files the agent edited, reverted before scoring."""
     deleted: list[str] = Field(default_factory=list)
-    """Brand-new test-infrastructure files the agent added, deleted before scoring."""
+    """Brand-new test-infrastructure files the agent added, deleted before scoring (results
+    written before `dropped`, which holds them now)."""
+    dropped: dict[str, str] = Field(default_factory=dict)
+    """Files the agent added that are not ordinary project code (tests, configuration,
+    dependencies, stand-ins for installed modules), left out of the graded tree: path -> why."""
     testExitCode: int | None = None
     """Exit code of the suite with the task's tests (None: timed out, or not run)."""
     testTimedOut: bool = False
@@ -442,7 +447,7 @@ class FixResultDraft(ResultDraft):
 
     regressed: bool | None = None
     reverted: list[str] = Field(default_factory=list)
-    deleted: list[str] = Field(default_factory=list)
+    dropped: dict[str, str] = Field(default_factory=dict)
     baseTestExitCode: int | None = None
     baseTestOutputTail: str | None = None
     failToPassFailed: list[str] | None = None
@@ -459,6 +464,8 @@ class MergeResultDraft(ResultDraft):
     unmergedPaths: list[str] = Field(default_factory=list)
     outsideChanges: list[str] = Field(default_factory=list)
     mergeAbandoned: bool | None = None
+    reverted: list[str] = Field(default_factory=list)
+    dropped: dict[str, str] = Field(default_factory=dict)
 
 
 class ChainResultDraft(ResultDraft):
@@ -474,6 +481,8 @@ class ChainResultDraft(ResultDraft):
     originalSeries: list[str] = Field(default_factory=list)
     seriesTested: int | None = None
     seriesPassing: int | None = None
+    reverted: list[str] = Field(default_factory=list)
+    dropped: dict[str, str] = Field(default_factory=dict)
     judgeAsFirst: Literal["win", "tie", "loss"] | None = None
     judgeAsSecond: Literal["win", "tie", "loss"] | None = None
     solved: bool | None = None

@@ -40,6 +40,7 @@ from typing import Literal
 
 from gitgauge.core import process
 from gitgauge.core.errors import GitGaugeError
+from gitgauge.core.importable import shebang_words
 
 SandboxMode = Literal["auto", "bwrap", "none"]
 BWRAP_ENV = "GITGAUGE_BWRAP"
@@ -328,14 +329,7 @@ def venv_base(venv: Path) -> list[Path]:
 
 
 def _shebang(executable: Path) -> Path | None:
-    try:
-        with open(executable, "rb") as handle:
-            head = handle.read(256)
-    except OSError:
-        return None
-    if not head.startswith(b"#!"):
-        return None
-    words = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
+    words = shebang_words(executable)
     if not words or not words[0].startswith("/") or Path(words[0]).name == "env":
         return None
     return Path(words[0])

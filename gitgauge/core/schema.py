@@ -189,6 +189,17 @@ class RaySettings(_HumanRecord):
     """`worktree.link` on a node: an error (default), or `skip` to run without the links."""
 
 
+class Limits(_HumanRecord):
+    """`run.limits`: how much of an agent's work crosses to the grader. A pair over a limit is
+    not graded: it is `error (patch-too-large)`, with the size and the biggest files named."""
+
+    patchBytes: StrictInt = Field(default=20 * 1024 * 1024, gt=0)
+    """The largest patch of an agent's work that is graded, in bytes (as `git diff --binary`
+    writes it; 20 MiB by default)."""
+    files: StrictInt = Field(default=2000, gt=0)
+    """The most files an agent's patch may change."""
+
+
 class RunSettings(_HumanRecord):
     history: Literal["isolated", "full"] = "isolated"
     """What git history an agent's workspace holds: `isolated` (default) only the history up to
@@ -213,6 +224,8 @@ class RunSettings(_HumanRecord):
                 raise ValueError(f"{name!r} must be a path relative to $HOME, like `.cache/`")
         return names
 
+    limits: Limits = Field(default_factory=Limits)
+    """How large an agent's patch may be and still be graded."""
     executor: Literal["local", "ray"] = "local"
     """Where pairs run: `local` (this machine, `-j` at a time) or `ray` (a Ray cluster)."""
     ray: RaySettings = Field(default_factory=RaySettings)
@@ -226,6 +239,24 @@ class RepoConfig(_HumanRecord):
     """Shell command that runs the test suite; exit 0 means the suite passes."""
     setupCommand: StrictStr | None = None
     """Shell command run in each worktree before `testCommand` (e.g. installing dependencies)."""
+    env: dict[StrictStr, StrictStr | None] = Field(default_factory=dict)
+    """Variables for `setupCommand` and `testCommand`, beyond the few gitgauge passes (PATH,
+    HOME, locale, toolchain locations; docs/guide/running.md): `NAME: null` passes NAME as it
+    is in gitgauge's environment (when it is set), `NAME: value` sets it, `${OTHER}` in a
+    value takes OTHER from gitgauge's environment and `$$` is a literal `$`. A name listed here
+    reaches the suite even when it looks secret (`*_TOKEN`); its value is still masked in
+    stored logs."""
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, env: dict[str, str | None]) -> dict[str, str | None]:
+        for name in env:
+            if not _ENV_NAME.fullmatch(name):
+                raise ValueError(
+                    f"{name!r} is not an environment variable name (letters, digits, _)"
+                )
+        return env
+
     mine: MineSettings = Field(default_factory=MineSettings)
     """How `gitgauge mine` scans and verifies (docs/guide/mining.md)."""
     timeouts: Timeouts = Field(default_factory=Timeouts)

@@ -112,7 +112,14 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 
 def atomic_write_json(path: Path, value: Any) -> None:
-    atomic_write_text(path, json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+    text = json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A path of bytes that are not UTF-8 (read through surrogateescape): `\udcff` escapes
+        # are ASCII, valid JSON, and read back as the same path.
+        data = (json.dumps(value, indent=2) + "\n").encode("ascii")
+    atomic_write_bytes(path, data)
 
 
 def ensure_state_dir(state_dir: Path) -> None:

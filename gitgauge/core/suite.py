@@ -18,6 +18,7 @@ has no report, and the caller uses the exit code.
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import tempfile
@@ -27,6 +28,8 @@ from pathlib import Path
 from typing import Literal
 
 from gitgauge.core import process
+from gitgauge.core.config import CONFIG_FILE
+from gitgauge.core.environment import SuiteEnvironment, for_suite, interpolate
 from gitgauge.core.junit import ReportError, TestReport, parse_reports
 from gitgauge.core.sandbox import Mounts, Sandbox
 from gitgauge.core.schema import RepoConfig
@@ -82,14 +85,44 @@ class SetupRun:
 
 class UserCommands:
     """`setupCommand` and `testCommand` of `config`, test runs in `sandbox` (setup is the
-    user's own command on their own code, before any agent: it runs outside)."""
+    user's own command on their own code, before any agent: it runs outside).
 
-    def __init__(self, config: RepoConfig, *, sandbox: Sandbox | None = None) -> None:
+    A test run's environment is `core.environment`'s allowlist of the one it is given, plus the
+    project's `env` (gitgauge.yaml) and `agent_env` (an agent config's `env`, at grading): the
+    suite runs the agent's code, which may print whatever it sees. `setupCommand` gets the whole
+    environment given, plus the project's `env`: it is the user's own command at `base`."""
+
+    def __init__(
+        self,
+        config: RepoConfig,
+        *,
+        sandbox: Sandbox | None = None,
+        agent_env: Mapping[str, str] | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
         self.config = config
         self.sandbox = sandbox
+        self.agent_env = dict(agent_env or {})
+        source = os.environ if environ is None else environ
+        self.project_env = {
+            name: source[name]
+            if value is None
+            else interpolate(value, key=f"env: {name}", source=CONFIG_FILE, environ=source)
+            for name, value in config.env.items()
+            if value is not None or name in source
+        }
 
     def unsandboxed(self) -> UserCommands:
-        return UserCommands(self.config)
+        return UserCommands(self.config, agent_env=self.agent_env)
+
+    def for_agent(self, agent_env: Mapping[str, str]) -> UserCommands:
+        """These commands for the pairs of one agent config, whose `env` the suite gets too."""
+        return UserCommands(self.config, sandbox=self.sandbox, agent_env=agent_env)
+
+    def suite_environment(self, env: Mapping[str, str]) -> SuiteEnvironment:
+        """What a test run gets of `env`; the project's `env` wins over an agent config's, so
+        every config's work is graded with the same variables."""
+        return for_suite(env, named={**self.agent_env, **self.project_env})
 
     def setup(
         self, workdir: Path, *, env: Mapping[str, str], log_dir: Path | None = None
@@ -101,7 +134,7 @@ class UserCommands:
             self.config.setupCommand,
             cwd=workdir,
             timeout_seconds=self.config.timeouts.setup / 1000,
-            env=env,
+            env={**env, **self.project_env},
             stdout_path=log_dir / "setup.stdout" if log_dir else None,
             stderr_path=log_dir / "setup.stderr" if log_dir else None,
         )
@@ -122,6 +155,7 @@ class UserCommands:
         outcomes (kept in `log_dir` as `<name>-report.xml`); without, the exit code alone."""
         stdout = log_dir / f"{name}.stdout" if log_dir else None
         stderr = log_dir / f"{name}.stderr" if log_dir else None
+        env = self.suite_environment(env).env
         holder = Path(tempfile.mkdtemp(prefix="gitgauge-junit-"))
         try:
             wrapper: list[str] = []

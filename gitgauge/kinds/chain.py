@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gitgauge.core.errors import GitError
 from gitgauge.core.git import Repository
-from gitgauge.core.git.checkout import AgentDiff, _plain_file, parse_tree_listing
+from gitgauge.core.git.checkout import AgentDiff, _plain_file, edit_tree, parse_tree_listing
 from gitgauge.core.git.series import (
     AgentHistory,
     HeadState,
@@ -40,8 +41,10 @@ from gitgauge.core.git.series import (
     show_original,
 )
 from gitgauge.core.kinds import KindPair, TaskKind
+from gitgauge.core.paths import is_protected
 from gitgauge.core.records import CHAIN_CHECKS, ChainResultDraft, RunResult, Task
 from gitgauge.kinds import chain_judge
+from gitgauge.running.scoring.additions import SYMLINK_MODE, Added, dropped_by_rule
 
 if TYPE_CHECKING:
     from gitgauge.running.pair import PairSteps
@@ -56,6 +59,8 @@ class ChainKind(TaskKind):
 
     draft = ChainResultDraft
     judged = True
+    # With `chains.testEachCommit`, every commit of the series is tested (`graded_commit`).
+    graded_by_suite = True
     rewritable = False
     # A pair reads the chain's commits (gold, the original series for the judge, the newest
     # tree for a commits workspace) from the user's repository, which a node does not have.
@@ -230,6 +235,12 @@ class ChainPair(KindPair):
             return
         checkout = pair.workspace.checkout
         passing = 0
+        trees = [task.chainParent, *task.chain]
+        listings = [parse_tree_listing(pair.repo.tree_listing(sha)) for sha in trees]
+        parent = listings[0]
+        versions = original_versions(listings)
+        reverted: list[str] = []
+        dropped: dict[str, str] = {}
         for number, commit in enumerate(series, 1):
             pair.workspace.reset(task.chainParent)
             if pair.config.setupCommand:
@@ -237,7 +248,31 @@ class ChainPair(KindPair):
                 if setup_error is not None:
                     draft.error("setup", f"testing commit {number} of the series: {setup_error}")
                     return
-            history.lay_tree(commit.tree, work_tree=checkout.path, index=checkout.index)
+            entries = history.entries(commit.tree) or {}
+            graded = graded_commit(
+                entries,
+                parent=parent,
+                versions=versions,
+                patterns=pair.config.tests.patterns,
+                read_link=lambda object_id: history.read_blob(object_id),
+            )
+            stand_ins = pair.stand_ins(
+                graded.kept,
+                start_files=parent.keys(),
+                tree_files=entries.keys(),
+                ready=bool(pair.config.setupCommand),
+            )
+            tree = edit_tree(
+                history.git_dir,
+                commit.tree,
+                scratch=self.holder,
+                remove=[*graded.remove, *stand_ins],
+                put=graded.put,
+            )
+            reverted += [path for path in graded.reverted if path not in reverted]
+            for path, why in {**graded.dropped, **stand_ins}.items():
+                dropped.setdefault(path, why)
+            history.lay_tree(tree, work_tree=checkout.path, index=checkout.index)
             checkout.index_holds = None
             ran = pair.commands.suite(
                 checkout.path,
@@ -248,7 +283,9 @@ class ChainPair(KindPair):
                 report=False,
             )
             passing += 1 if ran.result.ok else 0
-        draft.update(seriesTested=len(series), seriesPassing=passing)
+        draft.update(
+            seriesTested=len(series), seriesPassing=passing, reverted=reverted, dropped=dropped
+        )
 
     def _judge(self, history: AgentHistory, series: Sequence[SeriesCommit]) -> None:
         pair, task = self.pair, self.pair.task
@@ -277,6 +314,71 @@ class ChainPair(KindPair):
             judgeOutputTokens=verdicts.output_tokens,
             judgeCostUsd=verdicts.cost_usd,
         )
+
+
+Entry = tuple[str, str]
+"""A tree entry: (mode, object id)."""
+
+
+def original_versions(listings: Sequence[dict[str, Entry]]) -> dict[str, set[Entry | None]]:
+    """path -> every version the original history had of it (None: a tree without it), over
+    the chain's parent and each of its commits."""
+    paths = {path for listing in listings for path in listing}
+    return {path: {listing.get(path) for listing in listings} for path in paths}
+
+
+@dataclass(frozen=True)
+class GradedCommit:
+    """One commit of an agent's series as it is tested: its tests and test set-up only in
+    versions the original history had, and nothing it added that is not project code."""
+
+    put: dict[str, Entry]
+    """Protected paths set back to the chain's parent's version."""
+    remove: list[str]
+    """Dropped additions, taken out."""
+    reverted: list[str]
+    dropped: dict[str, str]
+    kept: list[str]
+    """Additions that stay (ordinary project code, to be asked about stand-ins)."""
+
+
+def graded_commit(
+    entries: dict[str, Entry],
+    *,
+    parent: dict[str, Entry],
+    versions: dict[str, set[Entry | None]],
+    patterns: Sequence[str],
+    read_link: Callable[[str], bytes],
+) -> GradedCommit:
+    """What of `entries` (a commit of the agent's series) the suite may see. A series may
+    reorder, squash or reword the chain, so each of its commits holds, of every path, some
+    version the chain had at some point: a test or test set-up file in a version it never had
+    is put back to the parent's, and an addition the chain never made is judged by the
+    additions rule (`running.scoring.additions`)."""
+    put: dict[str, Entry] = {}
+    remove: list[str] = []
+    reverted: list[str] = []
+    added: list[Added] = []
+    for path in sorted(set(entries) | set(parent)):
+        entry = entries.get(path)
+        if entry in versions.get(path, {None}):
+            continue
+        if path in parent and is_protected(path, patterns=patterns):
+            reverted.append(path)
+            put[path] = parent[path]
+        elif entry is not None and path not in parent:
+            mode, object_id = entry
+            target = None
+            if mode == SYMLINK_MODE:
+                target = read_link(object_id).decode("utf-8", "surrogateescape")
+            added.append(Added(path, mode, target))
+    dropped = dropped_by_rule(added, start_files=parent.keys(), patterns=patterns)
+    for item in added:  # a test the chain never had is not the agent's to add, whatever its name
+        if item.path not in dropped and is_protected(item.path, patterns=patterns):
+            dropped[item.path] = "a test file: the suite's tests are the project's"
+    remove += sorted(dropped)
+    kept = [item.path for item in added if item.path not in dropped]
+    return GradedCommit(put, remove, reverted, dropped, kept)
 
 
 def _without(

@@ -1,7 +1,8 @@
 """`kind: fix`: a bug fix from the history, proved fail-to-pass at mine time (`mining/verify.py`).
 
-A pair: a checkout of `base`; the agent's tree read as a patch; protected files put back; the
-graded tree laid into a fresh checkout; the fix's test files laid over it and the suite run
+A pair: a checkout of `base`; the agent's tree read as a patch; protected files put back and
+what it added that is not project code dropped (`running/scoring/protect.py`); the graded tree
+laid into a fresh checkout; the fix's test files laid over it and the suite run
 (resolved?), then the base suite (regressed?) or the per-test verdicts of the task.
 """
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 class FixKind(TaskKind):
     name = "fix"
     exportable = True
+    graded_by_suite = True
     draft = FixResultDraft
 
     def gold_paths(self, repo: Repository, task: Task) -> list[str]:
@@ -63,10 +65,18 @@ class _FixPair(KindPair):
         pair, task, draft = self.pair, self.pair.task, self.pair.draft
         assert isinstance(draft, FixResultDraft)
         checkout = pair.workspace.checkout
-        protection = protect(checkout, diff, task.base, patterns=pair.config.tests.patterns)
-        draft.update(reverted=protection.reverted, deleted=protection.deleted)
-        if not pair.lay_graded(checkout.write_tree(), base=task.base):
+        protection = protect(
+            checkout,
+            diff,
+            task.base,
+            patterns=pair.config.tests.patterns,
+            test_files=task.testFiles,
+        )
+        draft.update(reverted=protection.reverted, dropped=protection.dropped)
+        stand_ins = pair.lay_graded(checkout.write_tree(), base=task.base, protection=protection)
+        if stand_ins is None:
             return
+        draft.update(dropped={**protection.dropped, **stand_ins})
         try:
             verdict = grade(
                 pair.repo,

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 class MergeKind(TaskKind):
     name = "merge"
     row_suffix = " (merge)"
+    graded_by_suite = True
     draft = MergeResultDraft
 
     def history_tips(self, task: Task) -> tuple[str, ...]:
@@ -105,6 +106,7 @@ class _MergePair(KindPair):
             self.state,
             pair.config,
             agent_tree=pair.workspace.checkout.write_tree(),
+            diff=diff,
             merge=self.merge,
             setup_files=self.setup_files,
             steps=pair,
@@ -120,6 +122,8 @@ class _MergePair(KindPair):
             unmergedPaths=verdict.unmerged,
             outsideChanges=verdict.outside,
             mergeAbandoned=verdict.abandoned,
+            reverted=verdict.reverted,
+            dropped=verdict.dropped,
         )
         if verdict.test is not None:
             draft.update(

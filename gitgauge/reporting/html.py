@@ -117,7 +117,8 @@ def _relative_url(target: Path, base: Path, *, folder: bool = False) -> str:
         relative = Path(os.path.relpath(target.resolve(), base)).as_posix()
     except ValueError:
         return target.resolve().as_uri() + ("/" if folder else "")
-    return urllib.parse.quote(relative) + ("/" if folder else "")
+    # The path's own bytes, percent-encoded: a folder name that is not UTF-8 stays the same.
+    return urllib.parse.quote(os.fsencode(relative)) + ("/" if folder else "")
 
 
 def render_html(

@@ -175,6 +175,21 @@ def footnote(rows: Sequence[ReportRow]) -> str:
             + "; ".join(unscored)
             + "."
         )
+    dropped = [
+        f"{row.name}: "
+        + ", ".join(
+            f"{result.task} {path} ({short_reason(why)})"
+            for result in row.results
+            for path, why in sorted(result.dropped.items())
+        )
+        for row in rows
+        if any(result.dropped for result in row.results)
+    ]
+    if dropped:
+        text += (
+            " Left out of grading, as not the agent's own code (the result's `dropped` says "
+            "why in full): " + "; ".join(dropped) + "."
+        )
     unpriced = [row.config for row in rows if _tokens_without_cost(row)]
     if unpriced:
         text += (
@@ -191,6 +206,14 @@ TIME_NOTE = (
     "agent and grading: in JSON and CSV apart); pairs run at once with -j overlap, so the run "
     "itself took less."
 )
+
+
+def short_reason(why: str) -> str:
+    """The kind of a drop's reason (`a test file`, `configuration of pytest`, `stands in for
+    the module `pytest``): its words before the first explanation."""
+    for mark in (":", ", which", " ("):
+        why = why.split(mark, 1)[0]
+    return why.strip()
 
 
 def _tokens_without_cost(row: ReportRow) -> bool:

@@ -647,6 +647,8 @@ def describe_pair(result: RunResult) -> str:
         line += f"  reverted: {', '.join(result.reverted)}"
     if result.deleted:
         line += f"  deleted: {', '.join(result.deleted)}"
+    if result.dropped:
+        line += f"  dropped: {', '.join(sorted(result.dropped))}"
     if result.errorMessage:
         line += f"\n    {' '.join(result.errorMessage.split())[:300]}"
     return line

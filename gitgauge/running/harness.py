@@ -18,14 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from gitgauge.core import fingerprint
+from gitgauge.core.environment import interpolate
 from gitgauge.core.errors import ConfigError, GitGaugeError
 from gitgauge.core.fingerprint import CREDENTIALS_FILE, HarnessSources, overlaid_paths
 from gitgauge.core.paths import is_protected, is_test_file
 from gitgauge.core.schema import AgentConfig
 from gitgauge.running.scoring.protect import ensure_inside
-
-_REFERENCE = re.compile(r"\$\$|\$\{([^}]*)\}")
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -82,7 +80,10 @@ def prepare(config: AgentConfig, *, source: str, environ: Mapping[str, str]) -> 
                 f"{source}: configDir: {config.configDir!r} is not a directory ({config_dir}; "
                 "paths are relative to the config file's folder)"
             )
-    env = {name: _interpolate(value, name, source, environ) for name, value in config.env.items()}
+    env = {
+        name: interpolate(value, key=f"env: {name}", source=source, environ=environ)
+        for name, value in config.env.items()
+    }
     return Harness(source=source, sources=HarnessSources(files, config_dir), env=env)
 
 
@@ -119,26 +120,6 @@ def _protected(source: str, written: str, path: str) -> str:
         f"{source}: files: {written!r}: {path} is a protected test or test-infrastructure path; "
         "a harness may not change what scores the agent"
     )
-
-
-def _interpolate(value: str, name: str, source: str, environ: Mapping[str, str]) -> str:
-    def replace(match: re.Match[str]) -> str:
-        if match.group(0) == "$$":
-            return "$"
-        wanted = match.group(1)
-        if not _ENV_NAME.fullmatch(wanted):
-            raise ConfigError(
-                f"{source}: env: {name}: ${{{wanted}}} is not a variable name (write $$ for a "
-                "literal $)"
-            )
-        if wanted not in environ:
-            raise ConfigError(
-                f"{source}: env: {name}: ${{{wanted}}} is not set in gitgauge's environment; "
-                f"export {wanted} first (or write $$ for a literal $)"
-            )
-        return environ[wanted]
-
-    return _REFERENCE.sub(replace, value)
 
 
 def record(run_dir: Path, config: AgentConfig, harness: Harness) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,19 +19,21 @@ from typing import Any
 
 from gitgauge.core import kinds, links, process, transcript
 from gitgauge.core.claude import ClaudeResult, result_from_event
+from gitgauge.core.environment import Masker
 from gitgauge.core.errors import GitGaugeError
 from gitgauge.core.git import Repository
-from gitgauge.core.git.checkout import AgentDiff
+from gitgauge.core.git.checkout import AgentDiff, blob_sizes, edit_tree
+from gitgauge.core.importable import ImportProbe, interpreters
 from gitgauge.core.kinds import KindPair, KindSetupError, TaskKind
 from gitgauge.core.prompt_template import render as render_prompt
 from gitgauge.core.records import ErrorKind, ResultDraft, RunResult, Task
 from gitgauge.core.sandbox import Mounts, Sandbox
-from gitgauge.core.schema import RepoConfig
+from gitgauge.core.schema import Limits, RepoConfig
 from gitgauge.core.store import (
     Store,
-    atomic_write_text,
 )
 from gitgauge.core.suite import UserCommands
+from gitgauge.core.text import visible
 from gitgauge.core.worktree import Warn, warn_once
 from gitgauge.running import harness as harnesses
 from gitgauge.running.adapters.base import (
@@ -42,7 +45,8 @@ from gitgauge.running.adapters.base import (
 )
 from gitgauge.running.plan import PlannedConfig
 from gitgauge.running.scoring import diffstat
-from gitgauge.running.scoring.protect import WorkspaceEscape
+from gitgauge.running.scoring.additions import module_names, shadow_reasons
+from gitgauge.running.scoring.protect import Protection, WorkspaceEscape
 from gitgauge.running.workspace import (
     FreshWorkspace,
     TaskWorkspaces,
@@ -69,6 +73,8 @@ class Pair:
         self.mode = mode
         """`run --mode`: the mode of every task whose kind has modes (None: each task's own)."""
         self.commands = UserCommands(config, sandbox=sandbox)
+        self.imports = ImportProbe()
+        """Which module names the grading interpreters import from elsewhere, asked once."""
         self.repo = repo
         self.config = config
         self.store = store
@@ -122,6 +128,10 @@ class Pair:
             self.warn(message)
             draft.error("escaped-workspace", message)
         draft.update(**phases.fields())
+        # The agent ran with gitgauge's whole environment: what it or its code wrote may hold
+        # a key, which no stored file of the run may (core.environment).
+        masker = Masker([os.environ, self.commands.project_env, planned.harness.env])
+        masker.tree(log_dir)
         return RunResult(
             runId=self.run_id,
             config=planned.config.name,
@@ -129,7 +139,7 @@ class Pair:
             attempt=attempt,
             startedAt=started,
             finishedAt=now(),
-            **draft.fields(),
+            **masker.values(draft.fields()),
         )
 
     def _run_agent(
@@ -319,9 +329,54 @@ def _agent_then_grade(
     # Measured for failed agents too: the patch of a timed-out agent helps to see why.
     diff = steps.read_work(start=of_kind.start)
     phases.lap("agent")
-    if outcome.ok:
+    if outcome.ok and diff is not None:
         of_kind.grade(diff)
         phases.lap("grading")
+
+
+def bounded_patch(
+    diff: AgentDiff,
+    *,
+    limits: Limits,
+    log_dir: Path,
+    draft: ResultDraft,
+    write: Callable[[Path, int], int | None],
+    sizes: Callable[[list[str]], dict[str, int]],
+) -> AgentDiff | None:
+    """`diff`, its stats in the draft and its patch (streamed by git) in the logs; None, and
+    the pair an error `patch-too-large` naming the biggest files, when it is over
+    `run.limits`: nothing that large is read into memory, written to the logs or graded."""
+    stat = diffstat.diff_stat(diff)
+    draft.update(diffFiles=stat.files, diffInsertions=stat.insertions, diffDeletions=stat.deletions)
+    if stat.files > limits.files:
+        draft.error(
+            "patch-too-large",
+            f"the agent's patch changes {stat.files} files, more than run.limits.files "
+            f"({limits.files}); it was not graded" + _biggest(diff, sizes),
+        )
+        return None
+    written = write(log_dir / "agent.patch", limits.patchBytes)
+    if written is None:
+        draft.error(
+            "patch-too-large",
+            f"the agent's patch is larger than run.limits.patchBytes ({limits.patchBytes:,} "
+            f"bytes); it was not graded" + _biggest(diff, sizes),
+        )
+        return None
+    return diff
+
+
+def _biggest(diff: AgentDiff, sizes: Callable[[list[str]], dict[str, int]]) -> str:
+    known = sizes([change.object_id for change in diff.changes if change.object_id])
+    ranked = sorted(
+        ((known.get(change.object_id, 0), change.path) for change in diff.changes),
+        reverse=True,
+    )[:3]
+    if not ranked or not ranked[0][0]:
+        return ""
+    return "; the biggest files: " + ", ".join(
+        f"{visible(path)} ({size / 1_000_000:.1f} MB)" for size, path in ranked if size
+    )
 
 
 class _OfPair:
@@ -329,6 +384,7 @@ class _OfPair:
     the user's commands, `run --mode` and the run's warnings."""
 
     pair: Pair
+    planned: PlannedConfig
 
     @property
     def repo(self) -> Repository:
@@ -344,7 +400,8 @@ class _OfPair:
 
     @property
     def commands(self) -> UserCommands:
-        return self.pair.commands
+        """The user's commands for this pair: its test runs get the config's `env` too."""
+        return self.pair.commands.for_agent(self.planned.harness.env)
 
     @property
     def mode(self) -> str | None:
@@ -378,20 +435,22 @@ class PairSteps(_OfPair):
             self.planned, task, self.workspace, self.env, self.log_dir, self.draft
         )
 
-    def read_work(self, *, start: str) -> AgentDiff:
+    def read_work(self, *, start: str) -> AgentDiff | None:
         """What the agent left, read through gitgauge's own git directory and index (only
         this crosses to the grader), the harness taken out of it; its diff against `start`
-        (the tree it started from) in the draft and its patch in the logs."""
+        (the tree it started from) in the draft and its patch in the logs. None when it is
+        over `run.limits` (`bounded_patch`)."""
         checkout = self.workspace.checkout
         checkout.read_agent_tree(start)
         checkout.reset_paths(start, self.planned.harness.overlays)
-        diff = checkout.diff(start)
-        stat = diffstat.diff_stat(diff)
-        self.draft.update(
-            diffFiles=stat.files, diffInsertions=stat.insertions, diffDeletions=stat.deletions
+        return bounded_patch(
+            checkout.diff(start),
+            limits=self.config.run.limits,
+            log_dir=self.log_dir,
+            draft=self.draft,
+            write=lambda dest, limit: checkout.write_patch(start, dest, limit_bytes=limit),
+            sizes=lambda ids: blob_sizes(checkout.git_dir, ids),
         )
-        atomic_write_text(self.log_dir / "agent.patch", diff.patch)
-        return diff
 
     @property
     def test_mounts(self) -> Mounts:
@@ -400,20 +459,73 @@ class PairSteps(_OfPair):
         checkout = self.workspace.checkout
         return Mounts(workspace=checkout.path, read_only=(checkout.git_dir, *self.workspace.stores))
 
-    def lay_graded(self, tree: str, *, base: str) -> bool:
+    def lay_graded(
+        self, tree: str, *, base: str, protection: Protection | None = None
+    ) -> dict[str, str] | None:
         """A fresh checkout of `base` (the same one, reset and checked clean: nothing of the
         agent's survives), `setupCommand` run again on it, then `tree` laid in: the graded
-        work is the agent's patch and nothing else. False (and an error) when setup fails."""
+        work is the agent's patch and nothing else. Of what `protection` kept of the agent's
+        additions, the stand-ins for modules the grading interpreter imports from elsewhere
+        are left out; they are returned (path -> why). None (and an error) when setup fails."""
+        checkout = self.workspace.checkout
         if not self.pair.config.setupCommand:  # nothing to run on base: straight to the tree
-            self.workspace.lay_fresh(tree)
-            return True
+            # The interpreter is asked before anything is laid: what the agent left in the
+            # work tree is hidden from it, and an interpreter path is read from your checkout.
+            stand_ins = self._stand_ins_of(protection, ready=False)
+            self.workspace.lay_fresh(self._without(tree, stand_ins))
+            return stand_ins
         self.workspace.reset(base)
         setup_error = self.setup()
         if setup_error is not None:
             self.draft.error("setup", f"in the grading checkout: {setup_error}")
-            return False
-        self.workspace.checkout.lay_tree(tree)
-        return True
+            return None
+        # Asked now, of the checkout as set up and before the agent's tree is in it.
+        stand_ins = self._stand_ins_of(protection, ready=True)
+        checkout.lay_tree(self._without(tree, stand_ins))
+        return stand_ins
+
+    def _stand_ins_of(self, protection: Protection | None, *, ready: bool) -> dict[str, str]:
+        if protection is None or not protection.kept:
+            return {}
+        return self.stand_ins(
+            protection.kept,
+            start_files=protection.start_files,
+            tree_files=protection.tree_files,
+            ready=ready,
+        )
+
+    def stand_ins(
+        self,
+        added: Sequence[str],
+        *,
+        start_files: Collection[str],
+        tree_files: Collection[str],
+        ready: bool,
+    ) -> dict[str, str]:
+        """path -> why, for the files of `added` that bring a top-level module the grading
+        interpreter imports from elsewhere (`running.scoring.additions.module_names`; the
+        files of the tree the agent started from and of its own). `ready`: the workspace holds
+        a set-up checkout of the base (interpreters named relative to it are the ones set up
+        there), not the agent's leftovers."""
+        if not added:
+            return {}
+        names = module_names(added, start_files=start_files, tree_files=tree_files)
+        if not names:
+            return {}
+        env = self.commands.suite_environment(self.env).env
+        found = interpreters(
+            self.config.testCommand,
+            env=env,
+            cwd=self.workspace.path if ready else self.repo.root,
+        )
+        hidden = [self.workspace.path, self.repo.root]
+        return shadow_reasons(
+            names, self.pair.imports.shadowed(names, interpreters=found, env=env, hidden=hidden)
+        )
+
+    def _without(self, tree: str, paths: Collection[str]) -> str:
+        checkout = self.workspace.checkout
+        return edit_tree(checkout.git_dir, tree, scratch=checkout.holder, remove=sorted(paths))
 
 
 class FreshSteps(_OfPair):
@@ -461,20 +573,23 @@ class FreshSteps(_OfPair):
                 draft=self.draft,
             )
 
-    def read_work(self, *, start: str) -> AgentDiff:
+    def read_work(self, *, start: str) -> AgentDiff | None:
         """What the agent changed in the kind's repository (its `reader`), as a diff against
         `start` in the draft and a patch in the logs; an empty diff, and no diff size, when
-        the kind's work is no tree (a fixture's text mode: the agent only answers)."""
+        the kind's work is no tree (a fixture's text mode: the agent only answers). None when
+        it is over `run.limits` (`bounded_patch`)."""
         reader = self.workspace.reader
         if reader is None or not start:
-            return AgentDiff(changes=(), numstat="", patch="")
-        diff = reader.diff(start, reader.read())
-        stat = diffstat.diff_stat(diff)
-        self.draft.update(
-            diffFiles=stat.files, diffInsertions=stat.insertions, diffDeletions=stat.deletions
+            return AgentDiff(changes=(), numstat="")
+        end = reader.read()
+        return bounded_patch(
+            reader.diff(start, end),
+            limits=self.config.run.limits,
+            log_dir=self.log_dir,
+            draft=self.draft,
+            write=lambda dest, limit: reader.write_patch(start, end, dest, limit_bytes=limit),
+            sizes=lambda ids: blob_sizes(reader.git_dir, ids),
         )
-        atomic_write_text(self.log_dir / "agent.patch", diff.patch)
-        return diff
 
 
 def outcome_fields(outcome: AdapterOutcome) -> dict[str, Any]:

@@ -230,7 +230,12 @@ class WorkReader(Protocol):
 
     def read(self, *, exclude: Sequence[str] = ()) -> str: ...
 
+    git_dir: Path
+    """gitgauge's git directory for it (blob sizes are read there)."""
+
     def diff(self, start: str, end: str) -> AgentDiff: ...
+
+    def write_patch(self, start: str, end: str, dest: Path, *, limit_bytes: int) -> int | None: ...
 
 
 @dataclass

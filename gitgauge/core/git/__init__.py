@@ -364,7 +364,9 @@ class Repository:
             if args[0] == "status":  # untracked files' contents are in no git output: stat them
                 for entry in result.stdout_tail.split("\0"):
                     if entry.startswith("?? "):
-                        digest.update(_stat_key(self.root / entry[3:]).encode())
+                        digest.update(
+                            _stat_key(self.root / entry[3:]).encode("utf-8", "surrogateescape")
+                        )
         return digest.hexdigest()
 
     def worktree_add(self, path: Path, commit: str) -> None:

@@ -26,7 +26,7 @@ import shutil
 import stat
 import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -151,7 +151,96 @@ def set_stores(git_dir: Path, stores: Sequence[Path]) -> None:
     """Point `git_dir` at the object stores it reads (written by gitgauge, from its records)."""
     info = git_dir / "objects" / "info"
     info.mkdir(parents=True, exist_ok=True)
-    (info / "alternates").write_text("".join(f"{store}\n" for store in stores), encoding="utf-8")
+    lines = "".join(f"{alternates_line(store)}\n" for store in stores)
+    (info / "alternates").write_text(lines, encoding="utf-8", errors="surrogateescape")
+
+
+def edit_tree(
+    git_dir: Path,
+    tree: str,
+    *,
+    scratch: Path,
+    remove: Sequence[str] = (),
+    put: Mapping[str, tuple[str, str]] | None = None,
+) -> str:
+    """`tree` with the files `remove` taken out and `put` (path -> mode, object id) set, as a
+    new tree of `git_dir`, made in a scratch index (`scratch`, a directory of gitgauge's): no
+    work tree is read or written."""
+    if not remove and not put:
+        return tree
+    index = scratch / "edit-tree.index"
+    zero = "0" * len(tree)
+    records = [f"0 {zero}\t{path}" for path in remove]
+    records += [f"{mode} {object_id}\t{path}" for path, (mode, object_id) in (put or {}).items()]
+    try:
+        owned_git(git_dir, "read-tree", tree, index=index)
+        owned_git(
+            git_dir,
+            "update-index",
+            "-z",
+            "--index-info",
+            index=index,
+            stdin_text="".join(f"{record}\0" for record in records),
+        )
+        return owned_git(git_dir, "write-tree", index=index).strip()
+    finally:
+        index.unlink(missing_ok=True)
+
+
+def read_blob(git_dir: Path, object_id: str, *, scratch: Path) -> bytes:
+    """The bytes of a blob `git_dir` reads (through a file in `scratch`: a blob may be big)."""
+    out = scratch / f"blob-{threading.get_ident()}.out"
+    try:
+        result = process.run(
+            ["git", *OWNED_CONFIG, "cat-file", "blob", object_id],
+            cwd=git_dir,
+            env=git_env(git_dir, None, None),
+            stdout_path=out,
+        )
+        if not result.ok:
+            raise GitError(f"git cat-file blob {object_id[:12]} failed: {result.stderr_tail}")
+        return out.read_bytes()
+    finally:
+        out.unlink(missing_ok=True)
+
+
+def alternates_line(store: Path) -> str:
+    """One line of `objects/info/alternates`: git reads a line that starts with `"` as a
+    C-quoted path, so a store whose path holds a newline, a quote or a backslash (or starts
+    with one) is written quoted, and every other as it is."""
+    text = os.fsdecode(store)
+    if not any(char in text for char in '\n"\\') and not text.startswith((" ", "#")):
+        return text
+    return c_quote(text)
+
+
+def alternates_variable(stores: Sequence[Path]) -> str:
+    """`GIT_ALTERNATE_OBJECT_DIRECTORIES` naming `stores`: `:`-separated, and an entry that
+    holds a `:` (or anything `alternates_line` quotes) C-quoted, which git reads the same way."""
+    entries = []
+    for store in stores:
+        line = alternates_line(store)
+        entries.append(c_quote(os.fsdecode(store)) if ":" in line and line[:1] != '"' else line)
+    return os.pathsep.join(entries)
+
+
+def c_quote(text: str) -> str:
+    """`text` as git's C-style quoting writes it (`"a\\nb"`); non-ASCII bytes as octal."""
+    out = ['"']
+    for byte in os.fsencode(text):
+        char = chr(byte)
+        if char in '"\\':
+            out.append("\\" + char)
+        elif char == "\n":
+            out.append("\\n")
+        elif char == "\t":
+            out.append("\\t")
+        elif byte < 0x20 or byte >= 0x7F:
+            out.append(f"\\{byte:03o}")
+        else:
+            out.append(char)
+    out.append('"')
+    return "".join(out)
 
 
 @dataclass(frozen=True)
@@ -160,17 +249,90 @@ class TreeChange:
     """A (added), M, D or T against the tree the agent started from; a rename is a deletion
     plus an addition."""
     path: str
+    object_id: str = ""
+    """The blob the agent's tree has at `path` (all zeros for a deletion)."""
 
 
 @dataclass(frozen=True)
 class AgentDiff:
-    """The agent's tree against the tree it started from, from one `git diff`."""
+    """The agent's tree against the tree it started from (its patch is written apart, to a
+    file: `write_patch`, so a huge one is never held in memory)."""
 
     changes: tuple[TreeChange, ...]
     numstat: str
     """`--numstat -z` records (renames detected)."""
-    patch: str
-    """A patch `git apply` accepts (binary too)."""
+
+
+DIFF_OPTIONS = ("--find-renames", "--no-ext-diff", "--no-textconv", "--no-color")
+
+
+def diff_records(
+    git_dir: Path, *revisions: str, work_tree: Path | None, index: Path | None
+) -> AgentDiff:
+    """The changes and line counts of `git diff REVISIONS` (no patch: a few bytes per file)."""
+    output = owned_git(
+        git_dir,
+        "diff", "--raw", "--no-abbrev", "--numstat", "-z", *DIFF_OPTIONS, *revisions,
+        work_tree=work_tree,
+        index=index,
+    )  # fmt: skip
+    raw, numstat, _ = _split_diff(output)
+    return AgentDiff(changes=tuple(raw), numstat=numstat)
+
+
+def blob_sizes(git_dir: Path, object_ids: Sequence[str]) -> dict[str, int]:
+    """object id -> size in bytes, of the ids `git_dir` has (one `cat-file --batch-check`)."""
+    wanted = [object_id for object_id in object_ids if object_id.strip("0")]
+    if not wanted:
+        return {}
+    listed = owned_git(
+        git_dir,
+        "cat-file",
+        "--batch-check=%(objectname) %(objectsize)",
+        stdin_text="".join(f"{object_id}\n" for object_id in wanted),
+    )
+    sizes: dict[str, int] = {}
+    for line in listed.splitlines():
+        name, _, size = line.partition(" ")
+        if size.isdigit():
+            sizes[name] = int(size)
+    return sizes
+
+
+def write_patch(
+    git_dir: Path,
+    *revisions: str,
+    work_tree: Path | None,
+    index: Path | None,
+    dest: Path,
+    limit_bytes: int,
+) -> int | None:
+    """Write the patch of `git diff REVISIONS` (one `git apply` accepts, binary too) to `dest`,
+    streamed by git into the file; its size, or None when it passed `limit_bytes` (then
+    nothing is left at `dest`)."""
+    partial = dest.with_name(f".{dest.name}.partial")
+    try:
+        result = process.run(
+            ["git", *OWNED_CONFIG, "diff", "-p", "--binary", *DIFF_OPTIONS, *revisions],
+            cwd=work_tree or git_dir,
+            # No opportunistic index refresh: the size limit holds for every file git writes.
+            env={**git_env(git_dir, work_tree, index), "GIT_OPTIONAL_LOCKS": "0"},
+            stdout_path=partial,
+            tail_bytes=0,
+            stdout_limit_bytes=limit_bytes,
+        )
+        if result.output_exceeded:
+            return None
+        if not result.ok:
+            detail = result.stderr_tail.strip() or result.start_error or f"exit {result.exit_code}"
+            raise GitError(f"git diff failed: {detail}")
+        size = partial.stat().st_size
+        if size > limit_bytes:
+            return None
+        os.replace(partial, dest)
+        return size
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 class Checkout:
@@ -303,7 +465,7 @@ class Checkout:
             _force_remove(marker)
         else:
             marker.unlink(missing_ok=True)
-        marker.write_text(f"gitdir: {git_dir}\n", encoding="utf-8")
+        marker.write_bytes(b"gitdir: " + os.fsencode(git_dir) + b"\n")  # the path's own bytes
 
     def _unlink_links(self) -> None:
         """Remove the linked entries before git cleans: a symlink is unlinked, never followed,
@@ -404,19 +566,7 @@ class Checkout:
         return parse_tree_listing(self.git("ls-tree", "-r", "-z", treeish))
 
     def read_blob(self, object_id: str) -> bytes:
-        out = self.holder / "blob.out"
-        try:
-            result = process.run(
-                ["git", *OWNED_CONFIG, "cat-file", "blob", object_id],
-                cwd=self.git_dir,
-                env=git_env(self.git_dir, None, None),
-                stdout_path=out,
-            )
-            if not result.ok:
-                raise GitError(f"git cat-file blob {object_id[:12]} failed: {result.stderr_tail}")
-            return out.read_bytes()
-        finally:
-            out.unlink(missing_ok=True)
+        return read_blob(self.git_dir, object_id, scratch=self.holder)
 
     def is_ancestor(self, ancestor: str, descendant: str, *, also_read: Sequence[Path]) -> bool:
         """Whether `ancestor` is an ancestor of `descendant`, reading objects also from
@@ -426,7 +576,7 @@ class Checkout:
             cwd=self.git_dir,
             env={
                 **git_env(self.git_dir, None, None),
-                "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.pathsep.join(str(p) for p in also_read),
+                "GIT_ALTERNATE_OBJECT_DIRECTORIES": alternates_variable(also_read),
             },
             timeout_seconds=60,
         )
@@ -444,14 +594,20 @@ class Checkout:
         return paths
 
     def diff(self, start: str) -> AgentDiff:
-        """gitgauge's index (the agent's tree) against `start`: its changes, line counts and
-        patch, from one `git diff`."""
-        output = self.git(
-            "diff", "--cached", "--raw", "--numstat", "-p", "-z", "--binary", "--find-renames",
-            "--no-ext-diff", "--no-textconv", "--no-color", start,
-        )  # fmt: skip
-        raw, numstat, patch = _split_diff(output)
-        return AgentDiff(changes=tuple(raw), numstat=numstat, patch=patch)
+        """gitgauge's index (the agent's tree) against `start`: its changes and line counts."""
+        return diff_records(self.git_dir, "--cached", start, work_tree=self.path, index=self.index)
+
+    def write_patch(self, start: str, dest: Path, *, limit_bytes: int) -> int | None:
+        """The patch of `diff` written to `dest` (see `write_patch`)."""
+        return write_patch(
+            self.git_dir,
+            "--cached",
+            start,
+            work_tree=self.path,
+            index=self.index,
+            dest=dest,
+            limit_bytes=limit_bytes,
+        )
 
     def remove(self) -> None:
         with deferred():
@@ -467,15 +623,16 @@ def _split_diff(output: str) -> tuple[list[TreeChange], str, str]:
     changes: list[TreeChange] = []
     position = 0
     while position < len(tokens) and tokens[position].startswith(":"):
-        status = tokens[position].split()[-1][0]
+        fields = tokens[position].split()
+        status, object_id = fields[-1][0], fields[3] if len(fields) > 3 else ""
         if status in "RC":
             old, new = tokens[position + 1], tokens[position + 2]
             if status == "R":
                 changes.append(TreeChange(status="D", path=old))
-            changes.append(TreeChange(status="A", path=new))
+            changes.append(TreeChange(status="A", path=new, object_id=object_id))
             position += 3
         else:
-            changes.append(TreeChange(status=status, path=tokens[position + 1]))
+            changes.append(TreeChange(status, tokens[position + 1], object_id))
             position += 2
     numstat = "\0".join(tokens[position:])
     return changes, numstat, patch

@@ -30,7 +30,13 @@ from pathlib import Path
 
 from gitgauge.core import process
 from gitgauge.core.errors import GitGaugeError
-from gitgauge.core.git.checkout import AgentDiff, _split_diff, init_git_dir, owned_git
+from gitgauge.core.git.checkout import (
+    AgentDiff,
+    diff_records,
+    init_git_dir,
+    owned_git,
+    write_patch,
+)
 from gitgauge.core.sandbox import Mounts, Sandbox
 
 PINNED_DATE = "2024-01-01T00:00:00+00:00"
@@ -307,12 +313,18 @@ class Snapshot:
         return self._git("write-tree").strip()
 
     def diff(self, start: str, end: str) -> AgentDiff:
-        output = self._git(
-            "diff", "--raw", "--numstat", "-p", "-z", "--binary", "--find-renames",
-            "--no-ext-diff", "--no-textconv", "--no-color", start, end,
-        )  # fmt: skip
-        raw, numstat, patch = _split_diff(output)
-        return AgentDiff(changes=tuple(raw), numstat=numstat, patch=patch)
+        return diff_records(self.git_dir, start, end, work_tree=self.work_tree, index=self.index)
+
+    def write_patch(self, start: str, end: str, dest: Path, *, limit_bytes: int) -> int | None:
+        return write_patch(
+            self.git_dir,
+            start,
+            end,
+            work_tree=self.work_tree,
+            index=self.index,
+            dest=dest,
+            limit_bytes=limit_bytes,
+        )
 
 
 def _nested_repositories(root: Path) -> list[str]:

@@ -9,7 +9,6 @@ as in `gitgauge.core.git`, the door to the user's repository.
 
 from __future__ import annotations
 
-import os
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 from gitgauge.core import process
 from gitgauge.core.errors import GitError
 from gitgauge.core.git import NO_HOOKS, Repository, full_file_system
+from gitgauge.core.git.checkout import alternates_variable, set_stores
 
 
 class HistoryCopy:
@@ -64,9 +64,7 @@ class HistoryCopy:
             borrowed = (*borrow.borrowed, borrow)
             # Every store listed directly, oldest first: git then never nests alternates deeper
             # than two, far from its limit of five.
-            alternates = "".join(f"{copy.root / 'objects'}\n" for copy in borrowed)
-            (root / "objects" / "info").mkdir(parents=True, exist_ok=True)
-            (root / "objects" / "info" / "alternates").write_text(alternates, encoding="utf-8")
+            set_stores(root, [copy.root / "objects" for copy in borrowed])
             revisions += f"^{borrow.commit}\n"
         # The copy's object directory is the primary one and the user's repository is only
         # read: `pack-objects` makes its temporary pack beside the copy, on the copy's file
@@ -81,9 +79,7 @@ class HistoryCopy:
                 cwd=source.root,
                 extra={
                     "GIT_OBJECT_DIRECTORY": str(root / "objects"),
-                    "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.pathsep.join(
-                        str(store) for store in source.object_stores()
-                    ),
+                    "GIT_ALTERNATE_OBJECT_DIRECTORIES": alternates_variable(source.object_stores()),
                 },
             ),
         )

@@ -28,10 +28,12 @@ from gitgauge.core.git import NO_HOOKS, Repository, _tokens
 from gitgauge.core.git.checkout import (
     OWNED_CONFIG,
     _plain_file,
+    alternates_variable,
     git_env,
     init_git_dir,
     owned_git,
     parse_tree_listing,
+    read_blob,
 )
 
 CHAIN_BRANCH = "main"
@@ -186,9 +188,7 @@ def replay_problem(repo: Repository, parent: str, commit: str) -> str | None:
             extra={
                 "GIT_INDEX_FILE": str(Path(folder) / "index"),
                 "GIT_OBJECT_DIRECTORY": str(Path(folder) / "objects"),
-                "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.pathsep.join(
-                    str(store) for store in repo.object_stores()
-                ),
+                "GIT_ALTERNATE_OBJECT_DIRECTORIES": alternates_variable(repo.object_stores()),
             },
         )
         steps = [["read-tree", parent]]
@@ -493,6 +493,9 @@ class AgentHistory:
             series.append(commit)
             current = commit.parents[0]
         return list(reversed(series))
+
+    def read_blob(self, object_id: str) -> bytes:
+        return read_blob(self.git_dir, object_id, scratch=self.git_dir)
 
     def entries(self, treeish: str) -> dict[str, tuple[str, str]] | None:
         """path -> (mode, object id) of every file of `treeish`; None when it is unreadable."""

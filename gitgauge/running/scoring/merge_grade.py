@@ -11,25 +11,31 @@ Everything is judged from data: the tree the agent left (read through gitgauge's
 directory), the files MERGE_HEAD, HEAD and index of the agent's git directory, and the recorded
 merge's tree listing in the user's repository. Files are compared by blob id and mode: an
 isolated workspace never holds the merge, but a blob id is the same wherever it is computed.
-Protected files are not reverted (the conflict may be in a test file); changes outside the
-conflicted files are reported (`outsideChanges`). The suite runs in a fresh checkout of `base`
-with the agent's tree laid in, in the sandbox.
+Exact match reads the agent's tree as it is; changes outside the conflicted files are reported
+(`outsideChanges`). The suite grades on the project's tests, as a fix's does: protected files
+outside the conflicted ones are put back to the merge's starting state, what the agent added that
+is not project code is dropped (`running/scoring/protect.py`), the result is laid into a fresh
+checkout of `base` and the recorded merge's test files over it, and the suite runs in the
+sandbox.
 """
 
 from __future__ import annotations
 
 import stat
-from collections.abc import Collection
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gitgauge.core import process
 from gitgauge.core.git import Repository
-from gitgauge.core.git.checkout import MergeState, parse_tree_listing
+from gitgauge.core.git.checkout import AgentDiff, MergeState, parse_tree_listing
 from gitgauge.core.git.mergetree import has_markers
+from gitgauge.core.paths import is_test_file
 from gitgauge.core.records import Task
 from gitgauge.core.schema import RepoConfig
+from gitgauge.core.worktree import lay_files
 from gitgauge.running.merge_workspace import ConflictState
+from gitgauge.running.scoring.protect import Protection, ensure_inside, protect
 from gitgauge.running.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -49,6 +55,10 @@ class MergeGrade:
     """The agent undid the merge (`git merge --abort`, a reset to base): nothing was merged."""
     test: process.CommandResult | None
     """The suite on the agent's result; None when the task is scored by exact match only."""
+    reverted: list[str] = field(default_factory=list)
+    """Protected files outside the conflicts the agent changed, put back before the suite."""
+    dropped: dict[str, str] = field(default_factory=dict)
+    """What the agent added that is not project code, left out before the suite."""
 
 
 def grade_merge(
@@ -59,6 +69,7 @@ def grade_merge(
     config: RepoConfig,
     *,
     agent_tree: str,
+    diff: AgentDiff,
     merge: MergeState,
     setup_files: Collection[str],
     steps: PairSteps,
@@ -95,9 +106,28 @@ def grade_merge(
         )
     )
     test: process.CommandResult | None = None
+    protection = Protection(reverted=[])
     if task.testsAtMerge and not abandoned:
-        if not steps.lay_graded(agent_tree, base=task.base):
+        patterns = config.tests.patterns
+        # Graded on the project's tests, as a fix is: protected files the merge did not put in
+        # conflict go back to where the merge left them, what the agent added that is not
+        # project code goes, and the recorded merge's test files are laid over the result.
+        protection = protect(
+            checkout,
+            diff,
+            state.start_tree,
+            patterns=patterns,
+            test_files=[path for path in recorded if is_test_file(path, patterns=patterns)],
+            editable=task.conflictFiles,
+        )
+        graded = checkout.write_tree()
+        laid_tests = _test_files_to_lay(checkout.entries(graded), recorded, patterns=patterns)
+        stand_ins = steps.lay_graded(graded, base=task.base, protection=protection)
+        if stand_ins is None:
             return None
+        protection = Protection(protection.reverted, {**protection.dropped, **stand_ins})
+        ensure_inside(workspace.path, laid_tests)
+        lay_files(repo, task.merge, laid_tests, workspace.path)
         test = steps.commands.suite(
             workspace.path,
             env=steps.env,
@@ -116,4 +146,21 @@ def grade_merge(
         outside=outside,
         abandoned=abandoned,
         test=test,
+        reverted=protection.reverted,
+        dropped=protection.dropped,
+    )
+
+
+def _test_files_to_lay(
+    graded: dict[str, tuple[str, str]],
+    recorded: dict[str, tuple[str, str]],
+    *,
+    patterns: Sequence[str],
+) -> list[str]:
+    """The test files whose recorded-merge version (or absence) the graded tree does not
+    have: laid over it, the suite runs the project's tests at the merge."""
+    return sorted(
+        path
+        for path in set(graded) | set(recorded)
+        if is_test_file(path, patterns=patterns) and graded.get(path) != recorded.get(path)
     )
