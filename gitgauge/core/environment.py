@@ -7,8 +7,8 @@ JUnit report and the result file, and an agent's code is written to do what it l
 
 - **Passed**: `PASSED` names (the path, home, temporary directory, locale and who runs it), the
   `PASSED_PREFIXES` families that configure a runtime rather than hold an account (`LC_*`,
-  `PYTHON*`, `PYTEST_*`, `NODE_*`, `npm_config_*`, ...), gitgauge's own `GITGAUGE_*`, and every name the
-  project's `gitgauge.yaml` `env` or the agent config's `env` gives (with their values).
+  `PYTHON*`, `PYTEST_*`, `NODE_*`, `npm_config_*`, ...), gitgauge's own `GITGAUGE_*`, and every
+  name the project's `gitgauge.yaml` `env` or the agent config's `env` gives (with their values).
 - **Withheld**: everything else, and among the passed ones every name that holds one of
   `SECRET_WORDS` (`NODE_AUTH_TOKEN`, `PYTHON_KEYRING_PASSWORD`) unless a config names it.
 
