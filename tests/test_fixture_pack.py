@@ -27,8 +27,8 @@ from fake_messages_api import Reply, serve
 from mine_helpers import isolated, new_repo
 from real_components import require
 
-from gitgauge.core.fixtures.format import SCORER_TYPES
 from gitgauge.core.sandbox import probe
+from gitgauge.kinds.fixture.format import SCORER_TYPES
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow

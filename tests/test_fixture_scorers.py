@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from gitgauge.core.fixtures import answers, derive, prompts, scorers
-from gitgauge.core.fixtures.derive import Expectation
-from gitgauge.core.fixtures.format import (
+from gitgauge.kinds.fixture import answers, derive, prompts, scorers
+from gitgauge.kinds.fixture.derive import Expectation
+from gitgauge.kinds.fixture.format import (
     SCORER_TYPES,
     Fixture,
     FixtureProblem,
@@ -22,7 +22,7 @@ from gitgauge.core.fixtures.format import (
     parse_fixture,
     task_id,
 )
-from gitgauge.core.fixtures.scorers import PathState, RepoState, Verdict
+from gitgauge.kinds.fixture.scorers import PathState, RepoState, Verdict
 
 SHA_A = "a" * 7 + "1" * 33
 SHA_B = "b" * 7 + "2" * 33

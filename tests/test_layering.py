@@ -19,6 +19,8 @@ import ast
 import shutil
 from pathlib import Path
 
+from gitgauge.core import kinds
+
 PACKAGE = Path(__file__).resolve().parent.parent / "gitgauge"
 STAGES = ("core", "mining", "running", "reporting", "exporting")
 
@@ -102,7 +104,7 @@ def test_the_check_catches_a_bad_import(tmp_path: Path) -> None:
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "demo_sample"))
     (copy / "core" / "bad_up.py").write_text("from gitgauge.running import run\n")
     (copy / "mining" / "bad_across.py").write_text(
-        "def later():\n    from gitgauge.running.scoring import grade\n"
+        "def later():\n    from gitgauge.kinds.fix import grade\n"
     )
     (copy / "reporting" / "bad_relative.py").write_text("from ..mining import mine\n")
     (copy / "running" / "bad_door.py").write_text("import subprocess\n")
@@ -113,7 +115,8 @@ def test_the_check_catches_a_bad_import(tmp_path: Path) -> None:
         assert any(name in line for line in found), (name, found)
 
 
-KIND_NAMES = ("fix", "merge", "fixture")
+KIND_NAMES = tuple(kinds.names())
+"""Every registered kind (`fix`, `merge`, `rebase`, `commits`, `fixture`)."""
 
 
 def kind_branches(package: Path) -> list[str]:

@@ -13,8 +13,8 @@ from gitgauge.core.git import Repository
 from gitgauge.core.records import Task
 from gitgauge.core.schema import RepoConfig
 from gitgauge.core.suite import UserCommands
+from gitgauge.kinds.fix.grade import grade
 from gitgauge.running.scoring import diffstat
-from gitgauge.running.scoring.grade import grade
 from gitgauge.running.scoring.protect import WorkspaceEscape
 
 LINK = [".venv"]

@@ -14,7 +14,7 @@ from gitgauge.core.git import Repository
 from gitgauge.core.lock import exclusive
 from gitgauge.core.store import Store
 from gitgauge.core.worktree import remove_stale
-from gitgauge.gitbench import BrokenFixtures, ImportOutcome, import_pack
+from gitgauge.kinds.fixture.gitbench import BrokenFixtures, ImportOutcome, import_pack
 
 import_app = typer.Typer(
     name="import",

@@ -18,11 +18,8 @@ from gitgauge.core.store import Store
 from gitgauge.core.worktree import remove_stale
 from gitgauge.init import init as init_repository
 from gitgauge.mining.advice import few_tasks_advice
-from gitgauge.mining.chains import SKIP_REASONS as CHAIN_SKIP_REASONS
-from gitgauge.mining.chains import ChainSummary
 from gitgauge.mining.classify import SUBJECT_RULES
 from gitgauge.mining.explain import explain as explain_commit
-from gitgauge.mining.merges import MergeSummary
 from gitgauge.mining.mine import MineEvents, MineSummary
 from gitgauge.mining.mine import mine as mine_history
 from gitgauge.mining.rewrite import DEFAULT_MODEL as DEFAULT_REWRITE_MODEL
@@ -144,8 +141,7 @@ def mine(
                     warn=warn,
                     events=progress.events(),
                     prepare_task=rewriter.prepare_task if rewriter else None,
-                    with_merges=merges,
-                    with_chains=chains,
+                    asked={"merges": merges, "chains": chains},
                 )
             finally:
                 progress.clear()
@@ -270,8 +266,8 @@ def print_mine_summary(summary: MineSummary, store: Store, *, last: int | None =
     rejected = sum(summary.rejected.values())
     say("")
     say(f"commits scanned:   {summary.scanned}")
-    if (summary.merges and summary.merge is None) or summary.roots:
-        merges = 0 if summary.merge is not None else summary.merges  # counted below instead
+    if (summary.merges and not summary.merges_mined) or summary.roots:
+        merges = 0 if summary.merges_mined else summary.merges  # counted below instead
         say(f"  not considered:  {merges} merge commit(s), {summary.roots} root commit(s)")
     _print_rule_counts(summary.rules)
     say(f"candidates:        {summary.candidates}")
@@ -302,42 +298,11 @@ def print_mine_summary(summary: MineSummary, store: Store, *, last: int | None =
     for reason in REJECT_REASONS:
         if summary.rejected.get(reason):
             say(f"  {reason}: {summary.rejected[reason]}")
-    if summary.merge is not None:
-        _print_merge_summary(summary.merge)
-    if summary.chains is not None:
-        _print_chain_summary(summary.chains)
-    if (
-        summary.tasks
-        or (summary.merge and summary.merge.tasks)
-        or (summary.chains and summary.chains.tasks)
-    ):
+    for mined in summary.kinds:  # each other kind's own lines (`--merges`, `--chains`)
+        for line in mined.lines():
+            say(line)
+    if summary.every_task:
         say(f"tasks saved in {store.tasks_dir}/")
     if last is not None:
         for line in few_tasks_advice(summary, last=last):
             say(line)
-
-
-def _print_chain_summary(chains: ChainSummary) -> None:
-    say(f"first-parent commits: {chains.scanned}")
-    say(f"  file-commit chains: {chains.found}")
-    if chains.already_mined:
-        say(f"  already mined:   {chains.already_mined}")
-    for reason in CHAIN_SKIP_REASONS:
-        if chains.skipped.get(reason):
-            say(f"  skipped, {reason}: {chains.skipped[reason]}")
-    untested = sum(1 for task in chains.tasks if not task.testsAtNewest) // 2
-    say(
-        f"chain tasks:       {len(chains.tasks)} (rebase and commits per chain; "
-        f"suite fails at the newest commit: {untested} chain(s))"
-    )
-
-
-def _print_merge_summary(merge: MergeSummary) -> None:
-    say(f"merge commits:     {merge.merges}")
-    say(f"  conflicted:      {merge.conflicted}")
-    if merge.already_mined:
-        say(f"  already mined:   {merge.already_mined}")
-    for reason, count in sorted(merge.skipped.items()):
-        say(f"  skipped, {reason}: {count}")
-    exact_only = sum(1 for task in merge.tasks if task.testsAtMerge is False)
-    say(f"merge tasks:       {len(merge.tasks)} (exact match only: {exact_only})")

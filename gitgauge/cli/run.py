@@ -19,7 +19,7 @@ from gitgauge.core.sandbox import Sandbox
 from gitgauge.core.schema import RepoConfig
 from gitgauge.core.store import Store, StoredRun
 from gitgauge.core.worktree import remove_stale
-from gitgauge.kinds import chain_judge
+from gitgauge.kinds.chain import judge as chain_judge
 from gitgauge.reporting.render import format_duration
 from gitgauge.reporting.render import render as render_report
 from gitgauge.reporting.rows import build_rows as report_rows

@@ -18,14 +18,21 @@ from __future__ import annotations
 import importlib
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from gitgauge.core.errors import TaskError
-from gitgauge.core.git import Repository
+from gitgauge.core.git import Commit, Repository
 from gitgauge.core.git.checkout import AgentDiff
 from gitgauge.core.records import TASK_ID, TASK_ID_MAX_LENGTH, ResultDraft, RunResult, Task
+from gitgauge.core.schema import RepoConfig
+
+if TYPE_CHECKING:  # the store loads tasks through this registry: no import at run time
+    from gitgauge.core.git.checkout import CheckoutPool
+    from gitgauge.core.sandbox import Sandbox
+    from gitgauge.core.store import Store
 
 BUILTINS = "gitgauge.kinds"
 """The package whose import registers the built-in kinds."""
@@ -121,10 +128,88 @@ class TaskKind(ABC):
 
     # -- mining ----------------------------------------------------------------------------------
 
+    def miner(self) -> KindMiner | None:
+        """How this kind's tasks are mined from the history; None for a kind the mining stage
+        mines itself (`fix`) or that is imported, not mined (`fixture`)."""
+        return None
+
     def rewrite_request(self, repo: Repository, task: Task, commit: Any) -> Any:
         """The spoiler-free prompt request (`mining.rewrite_request.RewriteRequest`) for a
         task of this kind; the mining stage sends it."""
         raise TaskError(f"tasks of kind {self.name!r} have no prompt rewriting")
+
+
+@dataclass(frozen=True)
+class MiningEvents:
+    """What a kind's miner says as it goes (the CLI prints it)."""
+
+    on_start: Callable[[Commit], None]
+    """A candidate's verification starts."""
+    on_task: Callable[[Commit, Task, str], None]
+    """A task was saved (with a note, or "")."""
+    on_skip: Callable[[Commit, str], None]
+    """A commit was passed over, and why."""
+    on_total: Callable[[int], None]
+    """How many more candidates are about to be verified."""
+
+
+@dataclass
+class MiningContext:
+    """What every kind's miner gets from `mine`: one history, one checkout pool, one sandbox,
+    the same flags."""
+
+    repo: Repository
+    config: RepoConfig
+    store: Store
+    pool: CheckoutPool
+    sandbox: Sandbox | None
+    last: int
+    """How many commits of HEAD are scanned."""
+    jobs: int
+    force: bool
+    """Judge again what an earlier mine judged."""
+    dry_run: bool
+    """Report candidates, verify nothing."""
+    warn: Callable[[str], None]
+    events: MiningEvents
+    prepare_task: Callable[[Task, Commit], Task] | None
+    """Applied to a task before it is saved (prompt rewriting)."""
+    mined: set[str]
+    """The `fix` commits of the tasks already saved."""
+    merge_commits: list[Commit] = field(default_factory=list)
+    """The merge commits among the scanned ones (collected when a miner `takes_merges`)."""
+
+
+class MinedKind(Protocol):
+    """What a kind's miner found: its tasks, and its own lines of `mine`'s summary."""
+
+    tasks: list[Task]
+    already_mined: int
+    """Candidates of this miner whose tasks an earlier mine saved."""
+
+    def lines(self) -> list[str]: ...
+
+
+class KindMiner(ABC):
+    """How tasks of one or more kinds are found in the history (merge tasks among the merge
+    commits, chain tasks among file-commit chains). `fix` tasks are the mining stage's own walk;
+    every other kind with tasks in the history brings one of these."""
+
+    option: ClassVar[str]
+    """`mine.<option>` in gitgauge.yaml and `mine --<option>` turn it on (`merges`)."""
+    takes_merges: ClassVar[bool] = False
+    """It mines the merge commits the history walk passes over (they are collected for it)."""
+
+    def enabled(self, config: RepoConfig, asked: bool | None) -> bool:
+        """On when `mine --<option>` says so, else when `mine.<option>` does."""
+        return bool(getattr(config.mine, self.option)) if asked is None else asked
+
+    def check(self, repo: Repository) -> None:  # noqa: B027 - most need nothing
+        """Refuse, before any work, what this miner cannot do here (an old git)."""
+
+    @abstractmethod
+    def mine(self, context: MiningContext) -> MinedKind:
+        """Find, verify and save this miner's tasks."""
 
 
 class KindPair(ABC):

@@ -205,6 +205,25 @@ TEST_INFRA = (
 Limitations)."""
 TEST_INFRA_PATTERNS = tuple(name.pattern for name in TEST_INFRA)
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx"})
+LOCK_FILE_NAMES = frozenset(
+    {
+        "package-lock.json",
+        "npm-shrinkwrap.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "poetry.lock",
+        "Pipfile.lock",
+        "uv.lock",
+        "pdm.lock",
+        "Cargo.lock",
+        "Gemfile.lock",
+        "composer.lock",
+        "go.sum",
+        "mix.lock",
+        "flake.lock",
+    }
+)
+"""Dependency lock files: a conflict or a chain there says little about an agent."""
 
 
 def _matches_any(name: str, patterns: Sequence[str]) -> bool:
@@ -269,6 +288,11 @@ def _segments_match(parts: Sequence[str], segments: Sequence[str]) -> bool:
 def is_protected(path: str, *, patterns: Sequence[str] = ()) -> bool:
     """Paths an agent may not change for scoring: tests and test infrastructure."""
     return is_test_file(path, patterns=patterns) or is_test_infra(path)
+
+
+def is_docs_or_lock(path: str) -> bool:
+    """Markdown and dependency lock files (merge and chain mining pass over them)."""
+    return is_markdown(path) or PurePosixPath(path).name in LOCK_FILE_NAMES
 
 
 def is_markdown(path: str) -> bool:

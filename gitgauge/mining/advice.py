@@ -14,8 +14,8 @@ OTHER_TYPE = "other conventional type"
 def few_tasks_advice(summary: MineSummary, *, last: int) -> list[str]:
     """Two lines (why; what to try) when the task set is smaller than `FEW_TASKS`, else none.
     `last`: how many commits the mine was asked to scan."""
-    merge_tasks = len(summary.merge.tasks) + summary.merge.already_mined if summary.merge else 0
-    tasks = len(summary.tasks) + summary.already_mined + merge_tasks
+    others = sum(len(mined.tasks) + mined.already_mined for mined in summary.kinds)
+    tasks = len(summary.tasks) + summary.already_mined + others
     if tasks >= FEW_TASKS:
         return []
     why: list[str] = []

@@ -8,15 +8,15 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 
-from gitgauge.core import links, process
+from gitgauge.core import kinds, links, process
 from gitgauge.core.errors import ConfigError, GitError, UsageError
 from gitgauge.core.git import Commit, Repository
 from gitgauge.core.git.checkout import CheckoutPool
-from gitgauge.core.git.mergetree import check_git_version
+from gitgauge.core.kinds import KindMiner, MinedKind, MiningContext, MiningEvents
 from gitgauge.core.parallel import in_order
 from gitgauge.core.paths import is_markdown
 from gitgauge.core.records import PromptQuality, Task
@@ -26,8 +26,7 @@ from gitgauge.core.schema import RepoConfig
 from gitgauge.core.store import Store, atomic_write_json
 from gitgauge.core.suite import stop_early_warning
 from gitgauge.core.worktree import Warn, warn_once
-from gitgauge.mining import chains, classify, merges, rules
-from gitgauge.mining.merges import MergeSummary
+from gitgauge.mining import classify, rules
 from gitgauge.mining.rules import RuleCounts
 from gitgauge.mining.verify import Verdict, verify
 
@@ -68,10 +67,15 @@ class MineSummary:
     """How many commits each subject and file rule took and dropped."""
     rejected: Counter[str] = field(default_factory=Counter)
     tasks: list[Task] = field(default_factory=list)
-    merge: MergeSummary | None = None
-    """Merge-conflict mining (`--merges`); None when it was off."""
-    chains: chains.ChainSummary | None = None
-    """Commit-history mining (`--chains`); None when it was off."""
+    kinds: list[MinedKind] = field(default_factory=list)
+    """What each other kind's miner found (`--merges`, `--chains`), in the kinds' order."""
+    merges_mined: bool = False
+    """Whether a miner took the merge commits (they are then counted in its lines)."""
+
+    @property
+    def every_task(self) -> list[Task]:
+        """The fix tasks and every miner's."""
+        return [*self.tasks, *(task for mined in self.kinds for task in mined.tasks)]
 
     @property
     def verified_rich(self) -> int:
@@ -120,7 +124,7 @@ def find_candidates(
         if commit.sha in shallow and merge_commits is not None:
             # A shallow clone shows its boundary commits without parents; the commit object
             # still names them, and a merge among them is counted (its parents are missing).
-            recorded = merges.recorded_parents(repo, commit.sha)
+            recorded = repo.recorded_parents(commit.sha)
             if len(recorded) > 1:
                 summary.merges += 1
                 merge_commits.append(replace(commit, parents=recorded))
@@ -205,12 +209,12 @@ def mine(
     warn: Warn,
     events: MineEvents | None = None,
     prepare_task: Callable[[Task, Commit], Task] | None = None,
-    with_merges: bool | None = None,
-    with_chains: bool | None = None,
+    asked: Mapping[str, bool | None] | None = None,
 ) -> MineSummary:
     """Scan, verify and save. `prepare_task` may rewrite a verified task before it is saved
     (prompt rewriting); it must not raise for failures it can recover from. With `dry_run`,
-    candidates are reported through `on_skip` and nothing is verified."""
+    candidates are reported through `on_skip` and nothing is verified. `asked`: a kind miner's
+    option (`merges`, `chains`) -> on or off from the command line (None: `mine.<option>`)."""
     events = events or MineEvents()
     warn = warn_once(warn)
     count = config.mine.last if last is None else last
@@ -227,11 +231,11 @@ def mine(
         warn(stops_early)
     summary = MineSummary()
     mined = store.mined_fix_shas(warn=warn)
-    merge_commits: list[Commit] | None = (
-        [] if (config.mine.merges if with_merges is None else with_merges) else None
-    )
-    if merge_commits is not None:
-        check_git_version(repo.root)
+    miners = kind_miners(config, asked or {})
+    for miner in miners:
+        miner.check(repo)
+    merge_commits: list[Commit] | None = [] if any(m.takes_merges for m in miners) else None
+    summary.merges_mined = merge_commits is not None
     # Candidates are few compared with commits: holding them keeps memory bounded by candidates.
     candidates = list(
         find_candidates(repo, config, last=count, summary=summary, merge_commits=merge_commits)
@@ -261,55 +265,52 @@ def mine(
             to_verify.append(candidate)
 
     events.on_total(len(to_verify))
-    mine_chains = config.mine.chains if with_chains is None else with_chains
     with CheckoutPool(owner_repository=repo.root) as pool:
-        needs_sandbox = to_verify or merge_commits or (mine_chains and not dry_run)
+        needs_sandbox = to_verify or merge_commits or (miners and not dry_run)
         sandbox = mining_sandbox(repo, config, warn=warn) if needs_sandbox else None
         _verify_candidates(
             repo, config, store, to_verify, summary,
             jobs=jobs, warn=warn, events=events, prepare_task=prepare_task,
             pool=pool, sandbox=sandbox,
         )  # fmt: skip
-        if merge_commits is not None:
-            summary.merge = _mine_merges(
-                repo,
-                config,
-                store,
-                merge_commits,
-                mined=mined,
-                force=force,
-                dry_run=dry_run,
-                jobs=jobs,
-                warn=warn,
-                events=events,
-                prepare_task=prepare_task,
-                pool=pool,
-                sandbox=sandbox,
-            )
-        if mine_chains:
-            summary.chains = chains.mine_chains(
-                repo,
-                config,
-                last=count,
-                existing={task.id for task in store.load_tasks(warn=warn)},
-                dry_run=dry_run,
-                jobs=jobs,
-                warn=warn,
-                events=chains.ChainEvents(
-                    on_start=events.on_start,
-                    on_task=lambda commit, task: events.on_verdict(
-                        Verdict(commit, task, None, "" if task.testsAtNewest else _NO_TESTS)
-                    ),
-                    on_skip=events.on_skip,
+        context = MiningContext(
+            repo=repo,
+            config=config,
+            store=store,
+            pool=pool,
+            sandbox=sandbox,
+            last=count,
+            jobs=jobs,
+            force=force,
+            dry_run=dry_run,
+            warn=warn,
+            events=MiningEvents(
+                on_start=events.on_start,
+                on_task=lambda commit, task, detail: events.on_verdict(
+                    Verdict(commit, task, None, detail)
                 ),
-                pool=pool,
-                sandbox=sandbox,
-                save=store.save_task,
-            )
+                on_skip=events.on_skip,
+                on_total=events.on_total,
+            ),
+            prepare_task=prepare_task,
+            mined=mined,
+            merge_commits=merge_commits or [],
+        )
+        for miner in miners:
+            summary.kinds.append(miner.mine(context))
     return summary
 
 
-_NO_TESTS = "the suite fails at its newest commit: chains.testEachCommit skips it"
+def kind_miners(config: RepoConfig, asked: Mapping[str, bool | None]) -> list[KindMiner]:
+    """The miners of the registered kinds that are on (each once: the two chain kinds share
+    one), in the kinds' order."""
+    found: list[KindMiner] = []
+    for name in kinds.names():
+        miner = kinds.get(name).miner()
+        if miner is not None and miner not in found:
+            if miner.enabled(config, asked.get(miner.option)):
+                found.append(miner)
+    return found
 
 
 def mining_sandbox(repo: Repository, config: RepoConfig, *, warn: Warn) -> Sandbox | None:
@@ -392,69 +393,6 @@ def _verify_candidates(
         and not (summary.judged_before or summary.already_mined)
     ):
         raise _never_started(config, f"at every candidate ({len(to_verify)})")
-
-
-def _mine_merges(
-    repo: Repository,
-    config: RepoConfig,
-    store: Store,
-    commits: list[Commit],
-    *,
-    mined: set[str],
-    force: bool,
-    dry_run: bool,
-    jobs: int,
-    warn: Warn,
-    events: MineEvents,
-    prepare_task: Callable[[Task, Commit], Task] | None,
-    pool: CheckoutPool,
-    sandbox: Sandbox | None,
-) -> merges.MergeSummary:
-    """Merge-conflict tasks from the merge commits among the scanned ones (see `merges`)."""
-    summary = merges.MergeSummary(merges=len(commits))
-    to_verify: list[merges.MergeCandidate] = []
-    for commit in commits:
-        if commit.sha in mined:
-            summary.already_mined += 1
-            events.on_skip(commit, "already mined (merge task)")
-            continue
-        earlier = None if force else store.load_judgement(judgement_key(commit.sha, config))
-        if earlier is not None:
-            summary.judged_before += 1
-            events.on_skip(commit, f"judged before: {earlier}")
-            continue
-        found = merges.classify_merge(repo, commit, max_conflicts=config.mine.maxConflicts)
-        if isinstance(found, tuple):
-            reason, detail = found
-            summary.skipped[reason] += 1
-            events.on_skip(commit, f"merge skipped: {reason}" + (f" ({detail})" if detail else ""))
-            continue
-        summary.conflicted += 1
-        if dry_run:
-            events.on_skip(commit, f"merge candidate ({found.regions} conflict(s))")
-        else:
-            to_verify.append(found)
-    events.on_total(len(to_verify))
-    verdicts = merges.verify_all(
-        repo,
-        config,
-        to_verify,
-        jobs=jobs,
-        warn=warn,
-        on_start=events.on_start,
-        pool=pool,
-        sandbox=sandbox,
-    )
-    try:
-        for verdict in verdicts:
-            assert verdict.task is not None
-            task = prepare_task(verdict.task, verdict.commit) if prepare_task else verdict.task
-            store.save_task(task)
-            summary.tasks.append(task)
-            events.on_verdict(Verdict(verdict.commit, task, None, verdict.detail))
-    finally:
-        verdicts.close()
-    return summary
 
 
 def _never_started(config: RepoConfig, where: str) -> ConfigError:

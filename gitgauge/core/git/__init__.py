@@ -184,6 +184,14 @@ class Repository:
             return set()
         return {line.strip() for line in shallow.read_text().splitlines() if line.strip()}
 
+    def recorded_parents(self, sha: str) -> tuple[str, ...]:
+        """The parents a commit object names, also where a shallow clone hides them."""
+        raw = self.git("cat-file", "commit", sha)
+        header = raw.split("\n\n", 1)[0]
+        return tuple(
+            line[len("parent ") :] for line in header.splitlines() if line.startswith("parent ")
+        )
+
     def has_commit(self, sha: str) -> bool:
         try:
             self._repo.commit(sha)

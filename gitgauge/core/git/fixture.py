@@ -1,6 +1,6 @@
 """A git-skill fixture's own directory, and the one runner of a fixture's shell commands.
 
-A fixture (`core/fixtures/`) brings its repository as shell commands (`setup`), from a pack the
+A fixture (`kinds/fixture/`) brings its repository as shell commands (`setup`), from a pack the
 user imported: data, not gitgauge's code. They run here, with bash, in the sandbox when there is
 one (`core/sandbox.py`), under a pinned environment, so the same fixture builds the same
 repository on every machine and for every pair:

@@ -1,5 +1,5 @@
 """What `kind: rebase` and `kind: commits` share: tasks mined from a file-commit chain
-(`mining/chains.py`), scored by checks first and a judge second.
+(`kinds/chain/mine.py`), scored by checks first and a judge second.
 
 After the agent, its git directory is read as data (`core/git/series.py`): HEAD, the branch it
 names and the in-progress markers as files, its index and object files copied; its series is
@@ -17,7 +17,7 @@ result field (`core.records.CHAIN_CHECKS`), and RESOLVED when every one holds:
 
 With `chains.testEachCommit` (and a suite that passed at the newest commit when mined), every
 commit of the series is built and tested in a fresh checkout. With `chains.judge`, the judge
-(`kinds/chain_judge.py`) compares the series with the original, both orders.
+(`kinds/chain/judge.py`) compares the series with the original, both orders.
 """
 
 from __future__ import annotations
@@ -40,10 +40,10 @@ from gitgauge.core.git.series import (
     read_head_state,
     show_original,
 )
-from gitgauge.core.kinds import KindPair, TaskKind
+from gitgauge.core.kinds import KindMiner, KindPair, TaskKind
 from gitgauge.core.paths import is_protected
 from gitgauge.core.records import CHAIN_CHECKS, ChainResultDraft, RunResult, Task
-from gitgauge.kinds import chain_judge
+from gitgauge.kinds.chain import judge as chain_judge
 from gitgauge.running.scoring.additions import SYMLINK_MODE, Added, dropped_by_rule
 
 if TYPE_CHECKING:
@@ -74,6 +74,12 @@ class ChainKind(TaskKind):
                 if path not in paths:
                     paths.append(path)
         return paths
+
+    def miner(self) -> KindMiner:
+        """One miner for both chain kinds: a chain makes a task of each."""
+        from gitgauge.kinds.chain.mine import MINER
+
+        return MINER
 
     def placed(self, head: HeadState, series: Sequence[SeriesCommit] | None) -> bool:
         """Whether the series ends where this kind wants it."""

@@ -34,7 +34,7 @@ from gitgauge.core.paths import is_test_file
 from gitgauge.core.records import Task
 from gitgauge.core.schema import RepoConfig
 from gitgauge.core.worktree import lay_files
-from gitgauge.running.merge_workspace import ConflictState
+from gitgauge.kinds.merge.workspace import ConflictState
 from gitgauge.running.scoring.protect import Protection, ensure_inside, protect
 from gitgauge.running.workspace import Workspace
 

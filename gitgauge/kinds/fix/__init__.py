@@ -18,8 +18,8 @@ from gitgauge.core.paths import is_test_file
 from gitgauge.core.records import FixResultDraft, Task
 from gitgauge.core.suite import NO_REPORT_HINT
 from gitgauge.core.worktree import lay_files
+from gitgauge.kinds.fix.grade import grade
 from gitgauge.mining.rewrite_request import RewriteRequest, build_request, gather_source
-from gitgauge.running.scoring.grade import grade
 from gitgauge.running.scoring.protect import protect
 
 if TYPE_CHECKING:

@@ -11,19 +11,27 @@ from collections import Counter
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import PurePosixPath
 
 from gitgauge.core import process
 from gitgauge.core.git import Commit, Repository
 from gitgauge.core.git.checkout import Checkout, CheckoutPool
-from gitgauge.core.git.mergetree import ReMerge, count_regions, re_merge, read_text
+from gitgauge.core.git.mergetree import (
+    ReMerge,
+    check_git_version,
+    count_regions,
+    re_merge,
+    read_text,
+)
+from gitgauge.core.kinds import KindMiner, MiningContext
 from gitgauge.core.parallel import in_order
+from gitgauge.core.paths import is_docs_or_lock
 from gitgauge.core.records import MergeDifficulty, Task
 from gitgauge.core.sandbox import Mounts, Sandbox
 from gitgauge.core.schema import RepoConfig
 from gitgauge.core.suite import UserCommands
 from gitgauge.core.worktree import Warn
 from gitgauge.mining import classify
+from gitgauge.mining.mine import judgement_key
 
 # Skip reasons, counted in the mine summary (a detail names the file or git's words).
 OCTOPUS = "octopus merge"
@@ -33,41 +41,6 @@ CLEAN = "re-merges without conflicts"
 DOCS_ONLY = "conflicts only in Markdown or lock files"
 TOO_MANY = "more conflicts than mine.maxConflicts"
 UNSUPPORTED = "conflict gitgauge cannot re-create"
-
-LOCK_FILE_NAMES = frozenset(
-    {
-        "package-lock.json",
-        "npm-shrinkwrap.json",
-        "yarn.lock",
-        "pnpm-lock.yaml",
-        "poetry.lock",
-        "Pipfile.lock",
-        "uv.lock",
-        "pdm.lock",
-        "Cargo.lock",
-        "Gemfile.lock",
-        "composer.lock",
-        "go.sum",
-        "mix.lock",
-        "flake.lock",
-    }
-)
-MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx"})
-
-
-def is_docs_or_lock(path: str) -> bool:
-    """Markdown and dependency lock files: conflicts there say little about an agent."""
-    name = PurePosixPath(path)
-    return name.suffix.lower() in MARKDOWN_SUFFIXES or name.name in LOCK_FILE_NAMES
-
-
-def recorded_parents(repo: Repository, sha: str) -> tuple[str, ...]:
-    """The parents a commit object names, also where a shallow clone hides them."""
-    raw = repo.git("cat-file", "commit", sha)
-    header = raw.split("\n\n", 1)[0]
-    return tuple(
-        line[len("parent ") :] for line in header.splitlines() if line.startswith("parent ")
-    )
 
 
 def difficulty(files: int, regions: int) -> MergeDifficulty:
@@ -87,6 +60,79 @@ class MergeSummary:
     judged_before: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
     tasks: list[Task] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """Its part of `mine`'s summary."""
+        said = [f"merge commits:     {self.merges}", f"  conflicted:      {self.conflicted}"]
+        if self.already_mined:
+            said.append(f"  already mined:   {self.already_mined}")
+        said += [f"  skipped, {reason}: {count}" for reason, count in sorted(self.skipped.items())]
+        exact_only = sum(1 for task in self.tasks if task.testsAtMerge is False)
+        said.append(f"merge tasks:       {len(self.tasks)} (exact match only: {exact_only})")
+        return said
+
+
+class MergeMiner(KindMiner):
+    """Merge-conflict tasks from the merge commits among the scanned ones (`mine --merges`)."""
+
+    option = "merges"
+    takes_merges = True
+
+    def check(self, repo: Repository) -> None:
+        check_git_version(repo.root)
+
+    def mine(self, context: MiningContext) -> MergeSummary:
+        commits, events = context.merge_commits, context.events
+        summary = MergeSummary(merges=len(commits))
+        to_verify: list[MergeCandidate] = []
+        for commit in commits:
+            if commit.sha in context.mined:
+                summary.already_mined += 1
+                events.on_skip(commit, "already mined (merge task)")
+                continue
+            key = judgement_key(commit.sha, context.config)
+            earlier = None if context.force else context.store.load_judgement(key)
+            if earlier is not None:
+                summary.judged_before += 1
+                events.on_skip(commit, f"judged before: {earlier}")
+                continue
+            found = classify_merge(
+                context.repo, commit, max_conflicts=context.config.mine.maxConflicts
+            )
+            if isinstance(found, tuple):
+                reason, detail = found
+                summary.skipped[reason] += 1
+                said = f"merge skipped: {reason}" + (f" ({detail})" if detail else "")
+                events.on_skip(commit, said)
+                continue
+            summary.conflicted += 1
+            if context.dry_run:
+                events.on_skip(commit, f"merge candidate ({found.regions} conflict(s))")
+            else:
+                to_verify.append(found)
+        events.on_total(len(to_verify))
+        verdicts = verify_all(
+            context.repo,
+            context.config,
+            to_verify,
+            jobs=context.jobs,
+            warn=context.warn,
+            on_start=events.on_start,
+            pool=context.pool,
+            sandbox=context.sandbox,
+        )
+        try:
+            for verdict in verdicts:
+                assert verdict.task is not None
+                task = verdict.task
+                if context.prepare_task is not None:
+                    task = context.prepare_task(task, verdict.commit)
+                context.store.save_task(task)
+                summary.tasks.append(task)
+                events.on_task(verdict.commit, task, verdict.detail)
+        finally:
+            verdicts.close()
+        return summary
 
 
 @dataclass(frozen=True)
@@ -253,3 +299,7 @@ def verify_all(
             )
 
     return in_order(candidates, judge, jobs=jobs, name="verify-merge")
+
+
+MINER = MergeMiner()
+"""The merge kind's miner."""

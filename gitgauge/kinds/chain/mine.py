@@ -26,14 +26,15 @@ from gitgauge.core import process
 from gitgauge.core.git import Commit, Repository
 from gitgauge.core.git.checkout import Checkout, CheckoutPool
 from gitgauge.core.git.series import LoggedCommit, first_parent_log, replay_problem
+from gitgauge.core.kinds import KindMiner, MiningContext
 from gitgauge.core.parallel import in_order
+from gitgauge.core.paths import is_docs_or_lock
 from gitgauge.core.records import MergeDifficulty, Task
 from gitgauge.core.sandbox import Mounts, Sandbox
 from gitgauge.core.schema import RepoConfig
 from gitgauge.core.suite import UserCommands
 from gitgauge.core.worktree import Warn
 from gitgauge.mining import classify
-from gitgauge.mining.merges import is_docs_or_lock
 
 # Skip reasons, counted in the mine summary (a detail names the file or git's words).
 DOCS_ONLY = "touches only Markdown or lock files"
@@ -78,6 +79,59 @@ class ChainSummary:
     already_mined: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
     tasks: list[Task] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """Its part of `mine`'s summary."""
+        said = [f"first-parent commits: {self.scanned}", f"  file-commit chains: {self.found}"]
+        if self.already_mined:
+            said.append(f"  already mined:   {self.already_mined}")
+        said += [
+            f"  skipped, {reason}: {self.skipped[reason]}"
+            for reason in SKIP_REASONS
+            if self.skipped.get(reason)
+        ]
+        untested = sum(1 for task in self.tasks if not task.testsAtNewest) // 2
+        said.append(
+            f"chain tasks:       {len(self.tasks)} (rebase and commits per chain; "
+            f"suite fails at the newest commit: {untested} chain(s))"
+        )
+        return said
+
+
+NO_TESTS = "the suite fails at its newest commit: chains.testEachCommit skips it"
+
+
+class ChainMiner(KindMiner):
+    """`kind: rebase` and `kind: commits` tasks from the file-commit chains of the first-parent
+    history (`mine --chains`): one chain, two tasks."""
+
+    option = "chains"
+
+    def mine(self, context: MiningContext) -> ChainSummary:
+        events = context.events
+        return mine_chains(
+            context.repo,
+            context.config,
+            last=context.last,
+            existing={task.id for task in context.store.load_tasks(warn=context.warn)},
+            dry_run=context.dry_run,
+            jobs=context.jobs,
+            warn=context.warn,
+            events=ChainEvents(
+                on_start=events.on_start,
+                on_task=lambda commit, task: events.on_task(
+                    commit, task, "" if task.testsAtNewest else NO_TESTS
+                ),
+                on_skip=events.on_skip,
+            ),
+            pool=context.pool,
+            sandbox=context.sandbox,
+            save=context.store.save_task,
+        )
+
+
+MINER = ChainMiner()
+"""The one miner of both chain kinds."""
 
 
 def find_chains(commits: Sequence[LoggedCommit], *, shortest: int, longest: int) -> list[Chain]:

@@ -1,11 +1,11 @@
 """`kind: merge`: a recorded merge's conflicts, re-made from its two parents (`mine --merges`,
-`mining/merges.py`).
+`kinds/merge/mine.py`).
 
 A pair: a checkout of `base` with `other` merged in by the agent's own git before it starts,
-conflicts left in the files (`running/merge_workspace.py`); after the agent, its tree read as a
+conflicts left in the files (`kinds/merge/workspace.py`); after the agent, its tree read as a
 patch against that conflicted state and its git directory's MERGE_HEAD, HEAD and index read as
 data; graded by markers, unmerged paths and exact match, and by the suite in a fresh checkout
-when it passed at the recorded merge (`running/scoring/merge_grade.py`).
+when it passed at the recorded merge (`kinds/merge/grade.py`).
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from gitgauge.core.git import Repository
 from gitgauge.core.git.checkout import AgentDiff, read_merge_state
-from gitgauge.core.kinds import KindPair, TaskKind, register
+from gitgauge.core.kinds import KindMiner, KindPair, TaskKind, register
 from gitgauge.core.records import MergeResultDraft, RunResult, Task
 from gitgauge.core.worktree import lay_files
-from gitgauge.mining.rewrite_merge import build_merge_request
+from gitgauge.kinds.merge.grade import grade_merge
+from gitgauge.kinds.merge.rewrite import build_merge_request
+from gitgauge.kinds.merge.workspace import ConflictState, enter_conflict
 from gitgauge.mining.rewrite_request import RewriteRequest
-from gitgauge.running.merge_workspace import ConflictState, enter_conflict
-from gitgauge.running.scoring.merge_grade import grade_merge
 
 if TYPE_CHECKING:
     from gitgauge.running.pair import PairSteps
@@ -73,6 +73,11 @@ class MergeKind(TaskKind):
         if result.exact is None:
             return ""
         return ", exact" if result.exact else ", not exact"
+
+    def miner(self) -> KindMiner:
+        from gitgauge.kinds.merge.mine import MINER
+
+        return MINER
 
     def rewrite_request(self, repo: Repository, task: Task, commit: Any) -> RewriteRequest:
         # Never the merge's diff or message: they are the resolution.

@@ -1,11 +1,11 @@
 """`kind: commits`: commit a file-commit chain's changes anew as a good series (GitGoodBench's
-commit-writing scenario, mined from your own history by `mine --chains`, `mining/chains.py`).
+commit-writing scenario, mined from your own history by `mine --chains`, `kinds/chain/mine.py`).
 
 A pair: a history copy up to the chain's parent only (no object reachable only from the chain's
 commits), a checkout of it on branch `main`, and the chain's newest tree laid into the work tree
 from your repository: HEAD and the index at the parent, the changes uncommitted, what
-`git reset --mixed HEAD~N` leaves. Scored by the checks of `kinds/chain.py`; the series must end
-on top of the chain's parent.
+`git reset --mixed HEAD~N` leaves. Scored by the checks of `kinds/chain/kind.py`; the series
+must end on top of the chain's parent.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from gitgauge.core.git.series import (
 from gitgauge.core.kinds import KindPair, register
 from gitgauge.core.records import Task
 from gitgauge.core.worktree import lay_files
-from gitgauge.kinds.chain import ChainKind, ChainPair, chain_commit_paths
+from gitgauge.kinds.chain.kind import ChainKind, ChainPair, chain_commit_paths
 
 
 @register

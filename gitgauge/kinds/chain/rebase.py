@@ -1,11 +1,11 @@
 """`kind: rebase`: clean a file-commit chain up inside an interactive rebase (GitGoodBench's
-rebase scenario, mined from your own history by `mine --chains`, `mining/chains.py`).
+rebase scenario, mined from your own history by `mine --chains`, `kinds/chain/mine.py`).
 
 A pair: a history copy up to the chain's newest commit (the chain, nothing after it), a checkout
 of it on branch `main`, and `git rebase -i HEAD~N` started in the agent's fresh git directory
 with a sequence editor that puts `break` first, all before the agent runs: the agent starts
 inside the paused rebase (HEAD detached at the chain's parent, the todo list picking the chain
-unchanged). Scored by the checks of `kinds/chain.py`; the series must end on `main`.
+unchanged). Scored by the checks of `kinds/chain/kind.py`; the series must end on `main`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from gitgauge.core.git.series import (
 )
 from gitgauge.core.kinds import KindPair, register
 from gitgauge.core.records import Task
-from gitgauge.kinds.chain import ChainKind, ChainPair
+from gitgauge.kinds.chain.kind import ChainKind, ChainPair
 
 
 @register
