@@ -22,10 +22,11 @@ from gitgauge.core.environment import is_secret_name
 from gitgauge.core.errors import GitGaugeError
 from gitgauge.core.git import Repository
 from gitgauge.core.git.mergetree import MIN_GIT_VERSION, git_version
+from gitgauge.core.junit import TestReport
 from gitgauge.core.paths import is_test_file
 from gitgauge.core.sandbox import Sandbox, probe
 from gitgauge.core.schema import RepoConfig
-from gitgauge.core.suite import EMPTY_REPORT, NO_REPORT_HINT, UserCommands
+from gitgauge.core.suite import EMPTY_REPORT, NO_REPORT_HINT, SuiteRun, UserCommands
 from gitgauge.mining.mine import mining_sandbox
 from gitgauge.mining.telling import telling_line
 from gitgauge.mining.trial import Trial, trial_run
@@ -252,56 +253,70 @@ def _trial(
             f"(timeouts.test: {config.timeouts.test} ms)",
         )
         return
-    report = suite.report
-    seconds = f"{result.seconds:.1f} s"
     hints = _import_hints(repo, trial)
-    if report is not None:
-        ran = len(report.outcomes)
-        passed = sum(1 for outcome in report.outcomes.values() if outcome == "passed")
-        failing = ran - passed
-        text = (
-            f"testCommand {where}: {ran} tests ran, {passed} passed "
-            f"({seconds}, exit {result.exit_code})"
-        )
-        if passed == 0:
-            found("FAIL", text, [*hints, "mining needs tests that pass at each fix"])
-        elif failing:
-            found(
-                "warn",
-                text,
-                [f"{failing} do not pass at HEAD: per-test verdicts mine around them", *hints],
-            )
-        else:
-            found("ok", text)
-        source = "JUnit XML" if suite.source == "junit" else "TAP on stdout"
-        found("ok", f"per-test reports arrive ({source}): fixes are judged test by test")
-    else:
-        problem = suite.problem or "no per-test report"
-        if problem == EMPTY_REPORT or result.exit_code == 5:
-            found(
-                "FAIL",
-                f"testCommand ran no test {where} (exit {result.exit_code}: {problem})",
-                [
-                    *hints,
-                    "check where the runner looks for tests (a path, a pattern, a config "
-                    "file the checkout lacks)",
-                ],
-            )
-            return
-        if result.ok:
-            found("ok", f"testCommand passes {where} ({seconds}, exit 0)")
-        else:
-            found(
-                "FAIL",
-                f"testCommand fails {where}: exit {result.exit_code}",
-                [
-                    telling_line(result) or "(no output)",
-                    *hints,
-                    "without per-test reports the whole suite must pass at each fix",
-                ],
-            )
-        found("warn", f"no per-test reports ({problem}): {NO_REPORT_HINT}")
+    if suite.report is not None:
+        _per_test(suite, suite.report, where, hints, found)
+    elif not _whole_suite(suite, where, hints, found):
+        return
     _imports(trial, found)
+
+
+def _per_test(
+    suite: SuiteRun, report: TestReport, where: str, hints: list[str], found: Callable[..., None]
+) -> None:
+    """The trial's findings when per-test reports arrived: how many tests ran and passed."""
+    result = suite.result
+    ran = len(report.outcomes)
+    passed = sum(1 for outcome in report.outcomes.values() if outcome == "passed")
+    failing = ran - passed
+    text = (
+        f"testCommand {where}: {ran} tests ran, {passed} passed "
+        f"({result.seconds:.1f} s, exit {result.exit_code})"
+    )
+    if passed == 0:
+        found("FAIL", text, [*hints, "mining needs tests that pass at each fix"])
+    elif failing:
+        found(
+            "warn",
+            text,
+            [f"{failing} do not pass at HEAD: per-test verdicts mine around them", *hints],
+        )
+    else:
+        found("ok", text)
+    source = "JUnit XML" if suite.source == "junit" else "TAP on stdout"
+    found("ok", f"per-test reports arrive ({source}): fixes are judged test by test")
+
+
+def _whole_suite(suite: SuiteRun, where: str, hints: list[str], found: Callable[..., None]) -> bool:
+    """The trial's findings without per-test reports (the whole suite's exit code); False when
+    the suite ran no test at all (nothing more to say of it)."""
+    result = suite.result
+    problem = suite.problem or "no per-test report"
+    if problem == EMPTY_REPORT or result.exit_code == 5:
+        found(
+            "FAIL",
+            f"testCommand ran no test {where} (exit {result.exit_code}: {problem})",
+            [
+                *hints,
+                "check where the runner looks for tests (a path, a pattern, a config "
+                "file the checkout lacks)",
+            ],
+        )
+        return False
+    if result.ok:
+        found("ok", f"testCommand passes {where} ({result.seconds:.1f} s, exit 0)")
+    else:
+        found(
+            "FAIL",
+            f"testCommand fails {where}: exit {result.exit_code}",
+            [
+                telling_line(result) or "(no output)",
+                *hints,
+                "without per-test reports the whole suite must pass at each fix",
+            ],
+        )
+    found("warn", f"no per-test reports ({problem}): {NO_REPORT_HINT}")
+    return True
 
 
 def _import_hints(repo: Repository, trial: Trial) -> list[str]:

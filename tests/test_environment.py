@@ -18,7 +18,7 @@ from gitgauge.core import process
 from gitgauge.core.config import load_agent_config
 from gitgauge.core.environment import Masker, for_suite, is_secret_name
 from gitgauge.core.errors import ConfigError
-from gitgauge.core.git.checkout import alternates_line, alternates_variable
+from gitgauge.core.git.owned import alternates_line, alternates_variable
 from gitgauge.core.schema import RepoConfig
 from gitgauge.core.suite import UserCommands
 from gitgauge.core.text import visible

@@ -28,7 +28,7 @@ from mine_helpers import isolated, new_repo
 from real_components import require
 
 from gitgauge.core.sandbox import probe
-from gitgauge.kinds.fixture.format import SCORER_TYPES
+from gitgauge.kinds.fixture.model import SCORER_TYPES
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow

@@ -14,12 +14,12 @@ import pytest
 
 from gitgauge.kinds.fixture import answers, derive, prompts, scorers
 from gitgauge.kinds.fixture.derive import Expectation
-from gitgauge.kinds.fixture.format import (
+from gitgauge.kinds.fixture.format import parse_fixture
+from gitgauge.kinds.fixture.model import (
     SCORER_TYPES,
     Fixture,
     FixtureProblem,
     content_hash,
-    parse_fixture,
     task_id,
 )
 from gitgauge.kinds.fixture.scorers import PathState, RepoState, Verdict

@@ -18,8 +18,10 @@ from conftest import GitRepo, run_gitgauge
 from gitgauge.core.records import RunManifest, RunResult
 from gitgauge.core.schema import AgentConfig, Timeouts
 from gitgauge.core.store import Store, StoredRun
-from gitgauge.reporting.render import render, render_matrix, render_table
-from gitgauge.reporting.rows import build_matrix, build_rows, describe_pair
+from gitgauge.reporting.matrix import build_matrix
+from gitgauge.reporting.matrix_render import render_matrix
+from gitgauge.reporting.render import render, render_table
+from gitgauge.reporting.rows import build_rows, describe_pair
 
 
 def result(

@@ -109,6 +109,10 @@ JOBS_OPTION = typer.Option(
 WAIT_OPTION = typer.Option(
     "--wait", help="Wait for another gitgauge command using .gitgauge/ instead of failing."
 )
+JobsOption = Annotated[str, JOBS_OPTION]
+"""`--jobs` / `-j`, as the commands that run work in parallel take it (`parse_jobs` reads it)."""
+WaitOption = Annotated[bool, WAIT_OPTION]
+"""`--wait`, as every command that takes the `.gitgauge/` lock takes it."""
 
 
 def parse_jobs(value: str) -> int:

@@ -9,20 +9,16 @@ from typing import Annotated
 import typer
 
 from gitgauge.cli.common import guarded, say, warn
-from gitgauge.core.config import load_repo_config
-from gitgauge.core.errors import UsageError
 from gitgauge.core.git import Repository
-from gitgauge.core.store import Store, atomic_write_text
-from gitgauge.exporting.harbor import DEFAULT_IMAGE, write_harbor_tasks
-from gitgauge.exporting.swebench import (
-    exportable_tasks,
-    refuse_existing,
-    render_jsonl,
-    swebench_rows,
-)
+from gitgauge.core.store import Store
+from gitgauge.exporting.formats import check_flags
+from gitgauge.exporting.harbor import DEFAULT_IMAGE
+from gitgauge.exporting.swebench import exportable_tasks, refuse_existing
 
 
 class ExportFormat(str, Enum):
+    """The names of `exporting.formats.FORMATS` (a test checks they are the same)."""
+
     swebench = "swebench"
     harbor = "harbor"
 
@@ -49,27 +45,15 @@ def export(
     mini-swe-agent, OpenHands...) or Harbor task folders (Terminal-Bench 2)."""
 
     def action() -> None:
-        if output_format is ExportFormat.harbor and out is None:
-            raise UsageError("--format harbor needs --out DIR (the folder to write)")
-        if output_format is ExportFormat.swebench and image is not None:
-            raise UsageError("--image applies to --format harbor only")
+        chosen = check_flags(output_format.value, out=out, image=image)
         if out is not None:
             refuse_existing(out, force=force)
         repo = Repository(Path.cwd())
         tasks = exportable_tasks(Store(repo.root).load_tasks(warn=warn), repo, warn=warn)
-        if output_format is ExportFormat.swebench:
-            text = render_jsonl(swebench_rows(tasks, repo, warn=warn))
-            if out is None:
-                say(text.rstrip("\n"))
-                return
-            atomic_write_text(out, text)
-            say(f"wrote {len(text.splitlines())} SWE-bench instances to {out}")
-            return
-        assert out is not None
-        config = load_repo_config(repo.root)
-        folders = write_harbor_tasks(
-            tasks, repo, config, out=out, image=image or DEFAULT_IMAGE, force=force, warn=warn
-        )
-        say(f"wrote {len(folders)} Harbor tasks to {out}")
+        done = chosen.export(tasks, repo, out=out, image=image, force=force, warn=warn)
+        if done.stdout is not None:
+            say(done.stdout)
+        if done.said is not None:
+            say(done.said)
 
     guarded(action)

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from gitgauge.cli.common import JOBS_OPTION, WAIT_OPTION, StatusLine, guarded, parse_jobs, say, warn
+from gitgauge.cli.common import JobsOption, StatusLine, WaitOption, guarded, parse_jobs, say, warn
 from gitgauge.core.config import load_repo_config
 from gitgauge.core.errors import UsageError
 from gitgauge.core.git import Commit, Repository
@@ -32,6 +32,65 @@ REWRITE_MODEL_OPTION = typer.Option(
     help=f"Model for prompt rewriting: haiku, sonnet, opus or a model id "
     f"(default: {DEFAULT_REWRITE_MODEL}).",
 )
+LastOption = Annotated[
+    int | None,
+    typer.Option("--last", "-n", help="How many recent commits to scan (default: mine.last)."),
+]
+RequireBodyOption = Annotated[
+    bool, typer.Option("--require-body", help="Skip candidates whose commit body is title-only.")
+]
+ForceOption = Annotated[
+    bool, typer.Option("--force", help="Judge again candidates an earlier mine already judged.")
+]
+DryRunOption = Annotated[
+    bool, typer.Option("--dry-run", help="List the candidates; verify nothing.")
+]
+RewritePromptsOption = Annotated[
+    bool,
+    typer.Option(
+        "--rewrite-prompts",
+        help="Ask a model for a spoiler-free prompt for each new task (trusted repos only).",
+    ),
+]
+RewriteModelOption = Annotated[str | None, REWRITE_MODEL_OPTION]
+ExplainOption = Annotated[
+    str | None,
+    typer.Option(
+        "--explain",
+        metavar="SHA",
+        help="Print why one commit is (not) a candidate, and its remembered verdict; "
+        "verify nothing.",
+    ),
+]
+MergesOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--merges/--no-merges",
+        help="Also mine merge-conflict tasks from conflicted merges (default: mine.merges).",
+        show_default=False,
+    ),
+]
+ChainsOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--chains/--no-chains",
+        help="Also mine rebase and commits tasks from file-commit chains (default: mine.chains).",
+        show_default=False,
+    ),
+]
+RewriteTaskOption = Annotated[
+    str | None,
+    typer.Option(
+        "--task",
+        help="Rewrite only this task: its id, or a unique start of it (default: every task).",
+    ),
+]
+RewriteForceOption = Annotated[
+    bool, typer.Option("--force", help="Rewrite again tasks whose prompt was rewritten.")
+]
+MINE_RESUME_HINT = (
+    "run `gitgauge mine` again: verified tasks are saved and judged candidates are remembered"
+)
 
 
 def init() -> None:
@@ -51,110 +110,93 @@ def init() -> None:
 
 
 def mine(
-    last: Annotated[
-        int | None,
-        typer.Option("--last", "-n", help="How many recent commits to scan (default: mine.last)."),
-    ] = None,
-    require_body: Annotated[
-        bool,
-        typer.Option("--require-body", help="Skip candidates whose commit body is title-only."),
-    ] = False,
-    force: Annotated[
-        bool,
-        typer.Option("--force", help="Judge again candidates an earlier mine already judged."),
-    ] = False,
-    dry_run: Annotated[
-        bool,
-        typer.Option("--dry-run", help="List the candidates; verify nothing."),
-    ] = False,
-    jobs: Annotated[str, JOBS_OPTION] = "1",
-    wait: Annotated[bool, WAIT_OPTION] = False,
-    rewrite_prompts: Annotated[
-        bool,
-        typer.Option(
-            "--rewrite-prompts",
-            help="Ask a model for a spoiler-free prompt for each new task (trusted repos only).",
-        ),
-    ] = False,
-    rewrite_model: Annotated[str | None, REWRITE_MODEL_OPTION] = None,
-    explain: Annotated[
-        str | None,
-        typer.Option(
-            "--explain",
-            metavar="SHA",
-            help="Print why one commit is (not) a candidate, and its remembered verdict; "
-            "verify nothing.",
-        ),
-    ] = None,
-    merges: Annotated[
-        bool | None,
-        typer.Option(
-            "--merges/--no-merges",
-            help="Also mine merge-conflict tasks from conflicted merges (default: mine.merges).",
-            show_default=False,
-        ),
-    ] = None,
-    chains: Annotated[
-        bool | None,
-        typer.Option(
-            "--chains/--no-chains",
-            help="Also mine rebase and commits tasks from file-commit chains "
-            "(default: mine.chains).",
-            show_default=False,
-        ),
-    ] = None,
+    last: LastOption = None,
+    require_body: RequireBodyOption = False,
+    force: ForceOption = False,
+    dry_run: DryRunOption = False,
+    jobs: JobsOption = "1",
+    wait: WaitOption = False,
+    rewrite_prompts: RewritePromptsOption = False,
+    rewrite_model: RewriteModelOption = None,
+    explain: ExplainOption = None,
+    merges: MergesOption = None,
+    chains: ChainsOption = None,
 ) -> None:
     """Find bug-fix commits, prove each fails before and passes after, save them as tasks."""
-
-    def action() -> MineSummary | None:
-        repo = Repository(Path.cwd())
-        config = load_repo_config(repo.root)
-        store = Store(repo.root)
-        if explain is not None:
-            for line in explain_commit(repo, config, store, explain, last=last, warn=warn).lines():
-                say(line)
-            return None
-        job_count = parse_jobs(jobs)
-        if rewrite_model is not None and not rewrite_prompts:
-            raise UsageError("--rewrite-model only applies with --rewrite-prompts")
-        # Chosen before any verification: a missing backend is one error, not a warning per task.
-        rewriter = (
-            Rewriter.create(
-                repo, model=rewrite_model or DEFAULT_REWRITE_MODEL, warn=warn, env=os.environ
-            )
-            if rewrite_prompts
-            else None
-        )
-        with exclusive(store.root, command="gitgauge mine", wait=wait, on_wait=warn):
-            remove_stale(repo, report=warn)
-            progress = MineProgress()
-            try:
-                summary = mine_history(
-                    repo,
-                    config,
-                    store,
-                    last=last,
-                    require_body=require_body,
-                    force=force,
-                    dry_run=dry_run,
-                    jobs=job_count,
-                    warn=warn,
-                    events=progress.events(),
-                    prepare_task=rewriter.prepare_task if rewriter else None,
-                    asked={"merges": merges, "chains": chains},
-                )
-            finally:
-                progress.clear()
-        print_mine_summary(summary, store, last=config.mine.last if last is None else last)
-        if rewriter is not None:
-            _print_rewrite_totals(rewriter.totals, rewriter.describe())
-        return summary
-
     guarded(
-        action,
-        resume_hint="run `gitgauge mine` again: verified tasks are saved and "
-        "judged candidates are remembered",
+        lambda: mine_tasks(
+            last=last,
+            require_body=require_body,
+            force=force,
+            dry_run=dry_run,
+            jobs=jobs,
+            wait=wait,
+            rewrite_prompts=rewrite_prompts,
+            rewrite_model=rewrite_model,
+            explain=explain,
+            asked={"merges": merges, "chains": chains},
+        ),
+        resume_hint=MINE_RESUME_HINT,
     )
+
+
+def mine_tasks(
+    *,
+    last: int | None,
+    require_body: bool,
+    force: bool,
+    dry_run: bool,
+    jobs: str,
+    wait: bool,
+    rewrite_prompts: bool,
+    rewrite_model: str | None,
+    explain: str | None,
+    asked: dict[str, bool | None],
+) -> MineSummary | None:
+    """`gitgauge mine` (or, with `explain`, why one commit is or is not a candidate): the
+    history mined under the `.gitgauge/` lock, then the summary printed."""
+    repo = Repository(Path.cwd())
+    config = load_repo_config(repo.root)
+    store = Store(repo.root)
+    if explain is not None:
+        for line in explain_commit(repo, config, store, explain, last=last, warn=warn).lines():
+            say(line)
+        return None
+    job_count = parse_jobs(jobs)
+    if rewrite_model is not None and not rewrite_prompts:
+        raise UsageError("--rewrite-model only applies with --rewrite-prompts")
+    # Chosen before any verification: a missing backend is one error, not a warning per task.
+    rewriter = (
+        Rewriter.create(
+            repo, model=rewrite_model or DEFAULT_REWRITE_MODEL, warn=warn, env=os.environ
+        )
+        if rewrite_prompts
+        else None
+    )
+    with exclusive(store.root, command="gitgauge mine", wait=wait, on_wait=warn):
+        remove_stale(repo, report=warn)
+        progress = MineProgress()
+        try:
+            summary = mine_history(
+                repo,
+                config,
+                store,
+                last=last,
+                require_body=require_body,
+                force=force,
+                dry_run=dry_run,
+                jobs=job_count,
+                warn=warn,
+                events=progress.events(),
+                prepare_task=rewriter.prepare_task if rewriter else None,
+                asked=asked,
+            )
+        finally:
+            progress.clear()
+    print_mine_summary(summary, store, last=config.mine.last if last is None else last)
+    if rewriter is not None:
+        _print_rewrite_totals(rewriter.totals, rewriter.describe())
+    return summary
 
 
 def _print_rewrite_totals(totals: RewriteTotals, how: str) -> None:
@@ -164,45 +206,40 @@ def _print_rewrite_totals(totals: RewriteTotals, how: str) -> None:
 
 
 def rewrite(
-    task: Annotated[
-        str | None,
-        typer.Option(
-            "--task",
-            help="Rewrite only this task: its id, or a unique start of it (default: every task).",
-        ),
-    ] = None,
-    rewrite_model: Annotated[str | None, REWRITE_MODEL_OPTION] = None,
-    force: Annotated[
-        bool, typer.Option("--force", help="Rewrite again tasks whose prompt was rewritten.")
-    ] = False,
-    wait: Annotated[bool, WAIT_OPTION] = False,
+    task: RewriteTaskOption = None,
+    rewrite_model: RewriteModelOption = None,
+    force: RewriteForceOption = False,
+    wait: WaitOption = False,
 ) -> None:
     """Rewrite the prompts of tasks already mined into spoiler-free ones (trusted repos only)."""
+    guarded(lambda: rewrite_prompts(task=task, rewrite_model=rewrite_model, force=force, wait=wait))
 
-    def action() -> None:
-        repo = Repository(Path.cwd())
-        store = Store(repo.root)
-        rewriter = Rewriter.create(
-            repo, model=rewrite_model or DEFAULT_REWRITE_MODEL, warn=warn, env=os.environ
+
+def rewrite_prompts(
+    *, task: str | None, rewrite_model: str | None, force: bool, wait: bool
+) -> None:
+    """`gitgauge rewrite`: the tasks' prompts rewritten under the `.gitgauge/` lock, each told."""
+    repo = Repository(Path.cwd())
+    store = Store(repo.root)
+    rewriter = Rewriter.create(
+        repo, model=rewrite_model or DEFAULT_REWRITE_MODEL, warn=warn, env=os.environ
+    )
+
+    def report(done: Task, outcome: str) -> None:
+        if outcome == "skipped":
+            say(f"skipped    {done.id}  [already rewritten; --force to rewrite again]")
+        else:
+            say(f"{outcome:<10} {done.id}")
+
+    with exclusive(store.root, command="gitgauge rewrite", wait=wait, on_wait=warn):
+        outcome = rewrite_tasks(
+            store, rewriter, task_id=task, force=force, warn=warn, on_task=report
         )
-
-        def report(done: Task, outcome: str) -> None:
-            if outcome == "skipped":
-                say(f"skipped    {done.id}  [already rewritten; --force to rewrite again]")
-            else:
-                say(f"{outcome:<10} {done.id}")
-
-        with exclusive(store.root, command="gitgauge rewrite", wait=wait, on_wait=warn):
-            outcome = rewrite_tasks(
-                store, rewriter, task_id=task, force=force, warn=warn, on_task=report
-            )
-        if not (outcome.rewritten or outcome.kept or outcome.skipped):
-            say(f"no tasks in {store.tasks_dir}/: run `gitgauge mine` first")
-            return
-        say("")
-        _print_rewrite_totals(rewriter.totals, rewriter.describe())
-
-    guarded(action)
+    if not (outcome.rewritten or outcome.kept or outcome.skipped):
+        say(f"no tasks in {store.tasks_dir}/: run `gitgauge mine` first")
+        return
+    say("")
+    _print_rewrite_totals(rewriter.totals, rewriter.describe())
 
 
 class MineProgress(StatusLine):

@@ -15,10 +15,9 @@ its entry points: core never imports a kind's code.
 
 from __future__ import annotations
 
-import importlib
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
@@ -26,7 +25,15 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from gitgauge.core.errors import TaskError
 from gitgauge.core.git import Commit, Repository
 from gitgauge.core.git.checkout import AgentDiff
-from gitgauge.core.records import TASK_ID, TASK_ID_MAX_LENGTH, ResultDraft, RunResult, Task
+from gitgauge.core.records import (
+    TASK_ID,
+    TASK_ID_MAX_LENGTH,
+    ResultDraft,
+    RunManifest,
+    RunResult,
+    Task,
+)
+from gitgauge.core.registry import Registry
 from gitgauge.core.schema import RepoConfig
 
 if TYPE_CHECKING:  # the store loads tasks through this registry: no import at run time
@@ -92,6 +99,13 @@ class TaskKind(ABC):
         """The paths of the answer `gold` writes (what a remote node must be sent for it)."""
         return []
 
+    def compared_trees(self, task: Task) -> tuple[str, ...]:
+        """The commits whose whole tree a pair's grading compares by object id (a merge's
+        recorded merge: `exact`, `exactTree`). A remote executor's node is sent their tree
+        listings (ids and paths, never contents), besides the history up to `history_tips` and
+        the fix's files."""
+        return ()
+
     @abstractmethod
     def gold(self, repo: Repository, task: Task, workspace: Path) -> None:
         """Write the task's own answer into `workspace` (the `gold` baseline)."""
@@ -111,6 +125,26 @@ class TaskKind(ABC):
         starts from (a checkout of `base`, or `base` with `other` merged in), and return the
         pair's kind-specific steps."""
 
+    # -- a run -----------------------------------------------------------------------------------
+
+    def run_checks(
+        self,
+        repo: Repository,
+        config: RepoConfig,
+        tasks: Sequence[Task],
+        *,
+        env: Mapping[str, str],
+        warn: Callable[[str], None],
+        resumed: RunManifest | None = None,
+    ) -> Mapping[str, RunCheck]:
+        """Checks of the whole run, made once before its first pair: the run asks each kind
+        among its `tasks` (all of the run's, every kind's). Returns `RunManifest` field -> its
+        record: `run` prints each one's `describe()` line and the manifest records it when the
+        run finishes (the chain kinds: `judgeCheck`, the judge's position check). `resumed`:
+        the manifest of the run `--resume` continues (what it recorded is not asked again).
+        By default: none."""
+        return {}
+
     # -- reports ---------------------------------------------------------------------------------
 
     def row_counts(self, results: Sequence[RunResult]) -> dict[str, int]:
@@ -120,6 +154,22 @@ class TaskKind(ABC):
     def describe(self, result: RunResult) -> str:
         """What a finished pair's line adds to its status (merge: `, exact`)."""
         return ""
+
+    report_columns: ClassVar[ReportColumns | None] = None
+    """Its own columns of the report (merge: EXACT; the chain kinds: CHECKS, SOLVED, ...)."""
+
+    def cell_notes(self, results: Sequence[RunResult]) -> CellNotes:
+        """What a matrix cell of one task's attempts adds to its outcome."""
+        return CellNotes()
+
+    def matrix_fields(self, results: Sequence[RunResult]) -> dict[str, Any]:
+        """Fields a matrix record (`report --matrix --format json`) of one task's attempts adds
+        (with the kind's name: `kind`)."""
+        return {}
+
+    def group_of(self, result: RunResult) -> str | None:
+        """The group the HTML matrix shows a task under (a fixture's benchmark), or None."""
+        return None
 
     def checks(self, result: RunResult) -> tuple[int, int] | None:
         """(held, asked) of the kind's checks on a pair (RESOLVED: all held); None when the
@@ -137,6 +187,32 @@ class TaskKind(ABC):
         """The spoiler-free prompt request (`mining.rewrite_request.RewriteRequest`) for a
         task of this kind; the mining stage sends it."""
         raise TaskError(f"tasks of kind {self.name!r} have no prompt rewriting")
+
+
+@dataclass(frozen=True)
+class ReportColumns:
+    """A kind's own columns of `report`'s table (after RESOLVED) and of its JSON and CSV, read
+    from the kind's `row_counts`; rows of other kinds show `-` (and null) there."""
+
+    headers: tuple[str, ...]
+    cells: Callable[[Mapping[str, int], int], list[str]]
+    """One text per header, from a row's counts and its number of attempts."""
+    json: tuple[tuple[str, str], ...]
+    """(count of `row_counts`, key in the JSON and CSV rows)."""
+    footnote: str
+    """What the columns mean, under the table."""
+
+
+@dataclass(frozen=True)
+class CellNotes:
+    """What a kind adds to a cell of the per-task matrix (`report --matrix`)."""
+
+    single: str = ""
+    """After the outcome of a single attempt (`, exact`)."""
+    per_count: str = ""
+    """After `k/N` resolved, with repeats (`, 5/6 checks`)."""
+    parts: tuple[str, ...] = ()
+    """More parts after that (`2 exact`)."""
 
 
 @dataclass(frozen=True)
@@ -178,6 +254,14 @@ class MiningContext:
     """The `fix` commits of the tasks already saved."""
     merge_commits: list[Commit] = field(default_factory=list)
     """The merge commits among the scanned ones (collected when a miner `takes_merges`)."""
+
+
+class RunCheck(Protocol):
+    """A check of a whole run (`TaskKind.run_checks`): a record of the run's manifest."""
+
+    def describe(self) -> str:
+        """One line for the run's output."""
+        ...
 
 
 class MinedKind(Protocol):
@@ -244,30 +328,21 @@ class KindSetupError(TaskError):
     setup failed): the pair is an error of kind `setup`."""
 
 
-_REGISTRY: dict[str, TaskKind] = {}
+KINDS: Registry[TaskKind] = Registry("task kind", builtins=BUILTINS)
+"""Every kind, by name, in the order reports show them (registration order: fix first)."""
 
 
 def register(cls: type[TaskKind]) -> type[TaskKind]:
-    _REGISTRY[cls.name] = cls()
+    """Class decorator: register one instance of the kind under its `name`."""
+    KINDS.add(cls.name, cls())
     return cls
 
 
 def get(name: str) -> TaskKind:
     """The kind called `name`; an unknown one is a `TaskError` listing the known ones."""
-    _load_builtins()
-    kind = _REGISTRY.get(name)
-    if kind is None:
-        raise TaskError(f"unknown task kind {name!r} (known: {', '.join(sorted(_REGISTRY))})")
-    return kind
+    return KINDS.get(name)
 
 
 def names() -> list[str]:
     """Every kind, in the order reports show them (registration order: fix first)."""
-    _load_builtins()
-    return list(_REGISTRY)
-
-
-def _load_builtins() -> None:
-    # Every time, not only while the registry is empty: a thread that finds it half filled
-    # (another thread is importing the built-ins) waits here for that import to finish.
-    importlib.import_module(BUILTINS)
+    return KINDS.names()

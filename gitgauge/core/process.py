@@ -4,51 +4,34 @@ Every child runs in its own session (process group) so a timeout or an interrupt
 whole tree: test runners and agents spawn children that would otherwise outlive them. Output goes
 to files, never pipes, so a grandchild that keeps a pipe open cannot hang gitgauge. A watchdog
 process kills the groups still running when gitgauge dies without cleaning up (SIGKILL).
+
+What is not about starting and stopping processes lives beside it: the environment children get
+(`process_env.py`: `clean_env`, `find_executable`) and what they leave (`process_output.py`:
+`CommandResult` and the output files); both are importable from here as before.
 """
 
 from __future__ import annotations
 
 import os
 import select
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from gitgauge.core.errors import AdapterError
-
-TAIL_BYTES = 16 * 1024
-"""How much of a command's output a result keeps (the full output goes to the log file)."""
+from gitgauge.core.process_env import clean_env as clean_env
+from gitgauge.core.process_env import find_executable as find_executable
+from gitgauge.core.process_output import TAIL_BYTES as TAIL_BYTES
+from gitgauge.core.process_output import CommandResult as CommandResult
+from gitgauge.core.process_output import anonymous_file, output_file, read_tail, stdin_file
 
 KILL_GRACE_SECONDS = 2.0
 """After SIGTERM to a group, how long before SIGKILL."""
-
-# Git reads these from the environment before its own discovery: inherited from a parent that
-# runs inside git (a hook, `git rebase -x`), they would point a worktree's git at another repo.
-_GIT_ENV_VARIABLES = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_COMMON_DIR",
-    "GIT_NAMESPACE",
-    "GIT_PREFIX",
-    "GIT_CEILING_DIRECTORIES",
-    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
-    "GIT_REPLACE_REF_BASE",
-    "GIT_GRAFT_FILE",
-    "GIT_SHALLOW_FILE",
-    "GIT_QUARANTINE_PATH",
-)
 
 _live_groups: set[int] = set()
 _live_lock = threading.Lock()
@@ -83,82 +66,6 @@ class Cancelled(KeyboardInterrupt):
     """Raised instead of starting a command after an interrupt (in any thread)."""
 
 
-@dataclass(frozen=True)
-class CommandResult:
-    """What a finished (or killed) command did."""
-
-    exit_code: int | None
-    """None when the command was killed by its timeout or could not start."""
-    timed_out: bool
-    seconds: float
-    stdout_tail: str
-    stderr_tail: str
-    start_error: str | None = None
-    """Why the command could not start (argv form), e.g. the binary is missing."""
-    output_exceeded: bool = False
-    """Killed because its stdout passed `stdout_limit_bytes` (`exit_code` is then None)."""
-
-    @property
-    def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out
-
-    @property
-    def failed_to_start(self) -> bool:
-        """The program was not found or not executable (a shell reports 127 / 126)."""
-        return self.start_error is not None or self.exit_code in (126, 127)
-
-    def output_tail(self, limit: int = 4000) -> str:
-        """The last `limit` characters of stdout and stderr together, for a result file."""
-        text = self.stdout_tail
-        if self.stderr_tail:
-            text = f"{text}\n--- stderr ---\n{self.stderr_tail}" if text else self.stderr_tail
-        return text[-limit:]
-
-
-def find_executable(
-    env: Mapping[str, str], *, program: str, override: str, install_hint: str
-) -> str:
-    """An agent CLI: `$override` when set (a bare name is looked up on PATH like a command,
-    anything with a slash is a path), else `program` on env's PATH. Raises `AdapterError` saying
-    how to fix it when there is none or it cannot be executed."""
-    chosen = env.get(override, "")
-    path = env.get("PATH", os.defpath)
-    if chosen:
-        found = shutil.which(chosen, path=path) if os.sep not in chosen else None
-        candidate = Path(found) if found else Path(chosen).absolute()
-        if not candidate.exists():
-            raise AdapterError(
-                f"{override}={chosen}: no such file; point {override} at the {program} "
-                f"executable, or unset it to use `{program}` from PATH"
-            )
-        if not candidate.is_file() or not os.access(candidate, os.X_OK):
-            raise AdapterError(
-                f"{override}={chosen}: not an executable file; make it executable "
-                f"(chmod +x) or point {override} at the {program} executable"
-            )
-        return str(candidate)
-    found = shutil.which(program, path=path)
-    if found is None:
-        raise AdapterError(
-            f"the {program} CLI was not found on PATH: install it ({install_hint}) "
-            f"or set {override} to its path"
-        )
-    return found
-
-
-def clean_env(*, cwd: Path | None = None, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The parent environment without git redirections, with PWD set to `cwd`."""
-    env = {k: v for k, v in os.environ.items() if k not in _GIT_ENV_VARIABLES}
-    env.pop("OLDPWD", None)
-    if cwd is not None:
-        env["PWD"] = str(cwd)
-    else:
-        env.pop("PWD", None)
-    if extra:
-        env.update(extra)
-    return env
-
-
 def run(
     command: str | Sequence[str],
     *,
@@ -189,18 +96,17 @@ def run(
     if wrapper:
         inner = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
         command = [*wrapper, *inner]
-    shell = isinstance(command, str)
     environment = dict(env) if env is not None else clean_env(cwd=cwd)
     started = time.monotonic()
     with (
-        _output_file(stdout_path) as out,
-        _output_file(stderr_path) as err,
-        _stdin_file(stdin_text) as stdin,
+        output_file(stdout_path) as out,
+        output_file(stderr_path) as err,
+        stdin_file(stdin_text) as stdin,
     ):
         try:
             child = subprocess.Popen(
                 command,
-                shell=shell,
+                shell=isinstance(command, str),
                 cwd=cwd,
                 env=environment,
                 stdin=stdin if stdin is not None else subprocess.DEVNULL,
@@ -217,59 +123,84 @@ def run(
                 stderr_tail="",
                 start_error=f"{error.strerror or error}: {error.filename or command!r}",
             )
-        _watch(child.pid)
-        if stdout_limit_bytes is not None:
-            _limit_file_size(child.pid, stdout_limit_bytes)
-        with _live_lock:
-            _live_groups.add(child.pid)
-            cancelled_meanwhile = _cancelled.is_set() and not cleanup
-        if cancelled_meanwhile:
-            kill_group(child.pid, grace=0.0)
-        timed_out = exceeded = False
-        try:
-            try:
-                if stdout_limit_bytes is None:
-                    exit_code: int | None = _wait(child, timeout_seconds)
-                else:
-                    exit_code = _wait_within(child, timeout_seconds, out, stdout_limit_bytes)
-            except _OutputExceeded:
-                exceeded = True
-                kill_group(child.pid, grace=0.0)
-                child.wait()
-                exit_code = None
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                kill_group(child.pid, leader=child)
-                child.wait()
-                exit_code = None
-            else:
-                # The leader is gone; children it left behind in its group must not outlive it
-                # (a background server started by a test suite, say).
-                kill_group(child.pid, grace=0.0)
-                # Past the size limit the write failed (SIGXFSZ, or EFBIG where it is ignored):
-                # whatever the exit, the output is cut.
-                if stdout_limit_bytes is not None and (
-                    os.fstat(out.fileno()).st_size > stdout_limit_bytes
-                ):
-                    exceeded, exit_code = True, None
-        except BaseException:
-            # Interrupted while waiting: never leave the child's tree running.
-            kill_group(child.pid, grace=0.0)
-            child.wait()
-            raise
-        finally:
-            with _live_lock:
-                _live_groups.discard(child.pid)
-            _unwatch(child.pid)
-        seconds = time.monotonic() - started
+        ended = _supervise(child, out, timeout_seconds, stdout_limit_bytes, cleanup=cleanup)
         return CommandResult(
-            exit_code=exit_code,
-            timed_out=timed_out,
-            seconds=seconds,
-            stdout_tail=_tail(out, tail_bytes),
-            stderr_tail=_tail(err, TAIL_BYTES),
-            output_exceeded=exceeded,
+            exit_code=ended.exit_code,
+            timed_out=ended.timed_out,
+            seconds=time.monotonic() - started,
+            stdout_tail=read_tail(out, tail_bytes),
+            stderr_tail=read_tail(err, TAIL_BYTES),
+            output_exceeded=ended.exceeded,
         )
+
+
+@dataclass(frozen=True)
+class _Ended:
+    """How a started command ended."""
+
+    exit_code: int | None
+    timed_out: bool = False
+    exceeded: bool = False
+
+
+def _supervise(
+    child: subprocess.Popen[bytes],
+    out: IO[bytes],
+    timeout: float | None,
+    limit: int | None,
+    *,
+    cleanup: bool,
+) -> _Ended:
+    """Guard a started command until it ends: its group watched (by the watchdog, and as live
+    for `cancel_all`), killed on an interrupt, when `cancel_all` came first, and whatever it
+    left running once it ended."""
+    _watch(child.pid)
+    if limit is not None:
+        _limit_file_size(child.pid, limit)
+    with _live_lock:
+        _live_groups.add(child.pid)
+        cancelled_meanwhile = _cancelled.is_set() and not cleanup
+    if cancelled_meanwhile:
+        kill_group(child.pid, grace=0.0)
+    try:
+        return _wait_for_end(child, out, timeout, limit)
+    except BaseException:
+        # Interrupted while waiting: never leave the child's tree running.
+        kill_group(child.pid, grace=0.0)
+        child.wait()
+        raise
+    finally:
+        with _live_lock:
+            _live_groups.discard(child.pid)
+        _unwatch(child.pid)
+
+
+def _wait_for_end(
+    child: subprocess.Popen[bytes], out: IO[bytes], timeout: float | None, limit: int | None
+) -> _Ended:
+    """Wait for `child` within `timeout` and, with a `limit`, while its stdout stays within it;
+    its group killed when either is passed."""
+    try:
+        if limit is None:
+            exit_code = _wait(child, timeout)
+        else:
+            exit_code = _wait_within(child, timeout, out, limit)
+    except _OutputExceeded:
+        kill_group(child.pid, grace=0.0)
+        child.wait()
+        return _Ended(exit_code=None, exceeded=True)
+    except subprocess.TimeoutExpired:
+        kill_group(child.pid, leader=child)
+        child.wait()
+        return _Ended(exit_code=None, timed_out=True)
+    # The leader is gone; children it left behind in its group must not outlive it (a
+    # background server started by a test suite, say).
+    kill_group(child.pid, grace=0.0)
+    # Past the size limit the write failed (SIGXFSZ, or EFBIG where it is ignored): whatever
+    # the exit, the output is cut.
+    if limit is not None and os.fstat(out.fileno()).st_size > limit:
+        return _Ended(exit_code=None, exceeded=True)
+    return _Ended(exit_code=exit_code)
 
 
 LIMIT_POLL_SECONDS = 0.05
@@ -426,57 +357,12 @@ def is_cancelled() -> bool:
     return _cancelled.is_set()
 
 
-@contextmanager
-def _anonymous_file() -> Iterator[IO[bytes]]:
-    """A file with no name for a child's output or input: in memory on Linux (`memfd_create`),
-    so a full TMPDIR cannot swallow what git says about the full TMPDIR ("No space left on
-    device"); a temporary file elsewhere."""
-    try:
-        descriptor = os.memfd_create("gitgauge-output", os.MFD_CLOEXEC)
-    except (AttributeError, OSError):
-        with tempfile.TemporaryFile() as handle:
-            yield handle
-        return
-    with open(descriptor, "w+b") as handle:
-        yield handle
-
-
-@contextmanager
-def _output_file(path: Path | None) -> Iterator[IO[bytes]]:
-    if path is None:
-        with _anonymous_file() as handle:
-            yield handle
-    else:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "w+b") as handle:
-            yield handle
-
-
-@contextmanager
-def _stdin_file(text: str | None) -> Iterator[IO[bytes] | None]:
-    # A file, not a pipe: a child that never reads its stdin cannot block us on a full pipe.
-    if text is None:
-        yield None
-        return
-    with _anonymous_file() as handle:
-        handle.write(text.encode("utf-8"))
-        handle.seek(0)
-        yield handle
-
-
-def _tail(handle: IO[bytes], limit: int | None = TAIL_BYTES) -> str:
-    handle.flush()
-    size = handle.seek(0, os.SEEK_END)
-    handle.seek(0 if limit is None else max(0, size - limit))
-    return handle.read().decode("utf-8", errors="replace")
-
-
 def stream(argv: Sequence[str], *, cwd: Path, chunk_size: int = 1 << 16) -> Iterator[bytes]:
     """Yield a command's stdout in chunks as it is produced (for `git log` over long histories).
 
     Raises `StreamError` with the command's stderr when it exits non-zero.
     """
-    with _anonymous_file() as err:
+    with anonymous_file() as err:
         child = subprocess.Popen(
             list(argv),
             cwd=cwd,
@@ -497,7 +383,7 @@ def stream(argv: Sequence[str], *, cwd: Path, chunk_size: int = 1 << 16) -> Iter
             child.stdout.close()
             exit_code = child.wait()
         if exit_code != 0:
-            raise StreamError(exit_code, _tail(err))
+            raise StreamError(exit_code, read_tail(err))
 
 
 class StreamError(Exception):

@@ -357,7 +357,9 @@ def _task_problem(path: Path, task: Task) -> str | None:
     """`key: why` for the first field of a task file that must not become a path or an argument,
     or None. Task files are data a person can edit: `id: ../../x` wrote results and logs outside
     `.gitgauge/`, `testFiles: [../../victim]` deleted files outside the workspace."""
-    kind = kinds.get(task.kind)
+    kind = kinds.KINDS.find(task.kind)
+    if kind is None:  # the kinds are a registry: a name no kind registered is no task
+        return f"kind: unknown task kind {task.kind!r} (known: {', '.join(kinds.names())})"
     if len(task.id) > kind.task_id_max_length or not kind.task_id.fullmatch(task.id):
         if kind.task_id is not TASK_ID:
             return f"id: {task.id!r} is not the id of a {task.kind} task"

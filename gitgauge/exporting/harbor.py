@@ -32,10 +32,12 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from gitgauge.core.config import load_repo_config
 from gitgauge.core.git import Repository
 from gitgauge.core.records import Task
 from gitgauge.core.schema import RepoConfig
 from gitgauge.core.worktree import lay_files
+from gitgauge.exporting.formats import Exported, ExportFormat, register
 from gitgauge.exporting.swebench import (
     ExportError,
     Warn,
@@ -196,3 +198,29 @@ def _task_toml(task: Task, repo: Repository, config: RepoConfig) -> str:
         f'workdir = "{WORKDIR}"',
     ]
     return "\n".join(lines) + "\n"
+
+
+@register
+class HarborFormat(ExportFormat):
+    """Harbor task folders (Terminal-Bench 2), one per task, under `--out`."""
+
+    name = "harbor"
+    needs_out = True
+    takes_image = True
+
+    def export(
+        self,
+        tasks: Sequence[Task],
+        repo: Repository,
+        *,
+        out: Path | None,
+        image: str | None,
+        force: bool,
+        warn: Warn,
+    ) -> Exported:
+        assert out is not None
+        config = load_repo_config(repo.root)
+        folders = write_harbor_tasks(
+            tasks, repo, config, out=out, image=image or DEFAULT_IMAGE, force=force, warn=warn
+        )
+        return Exported(said=f"wrote {len(folders)} Harbor tasks to {out}")

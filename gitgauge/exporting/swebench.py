@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from gitgauge.core import kinds
-from gitgauge.core.errors import GitError, GitGaugeError
+from gitgauge.core.errors import GitGaugeError
 from gitgauge.core.git import Repository
 from gitgauge.core.paths import is_test_file
 from gitgauge.core.records import Task
-from gitgauge.core.store import Store
+from gitgauge.core.store import Store, atomic_write_text
+from gitgauge.exporting.formats import Exported, ExportFormat, register
 
 Warn = Callable[[str], None]
 SWEBENCH_VERSION = "0.0"
@@ -92,10 +93,7 @@ def refuse_existing(path: Path, *, force: bool) -> None:
 
 def repository_name(repo: Repository) -> str:
     """`owner/name` from the `origin` remote's URL, else `local/<directory name>`."""
-    try:
-        url = repo.git("remote", "get-url", "origin").strip()
-    except GitError:
-        url = ""
+    url = repo.remote_url("origin") or ""
     match = re.search(r"[:/]([^/:]+)/([^/]+?)(?:\.git)?/?$", url)
     if match:
         return f"{match[1]}/{match[2]}"
@@ -161,8 +159,7 @@ def pytest_node_ids(names: Sequence[str], files: Iterable[str]) -> tuple[list[st
 
 def tree_paths(repo: Repository, commit: str) -> list[str]:
     """Every file path in `commit`'s tree."""
-    listing = repo.git("ls-tree", "-r", "-z", "--name-only", commit)
-    return [path for path in listing.split("\0") if path]
+    return repo.paths_at(commit)
 
 
 def _mangled(path: str) -> str:
@@ -222,7 +219,7 @@ def swebench_rows(tasks: Sequence[Task], repo: Repository, *, warn: Warn) -> lis
                 "test_patch": repo.diff_text(task.base, task.fix, changes.tests, binary=True),
                 "problem_statement": task.prompt,
                 "hints_text": "",
-                "created_at": repo.git("show", "-s", "--format=%cI", task.fix).strip(),
+                "created_at": repo.commit_date(task.fix),
                 "version": SWEBENCH_VERSION,
                 "environment_setup_commit": task.base,
                 "FAIL_TO_PASS": json.dumps(fail_to_pass),
@@ -250,3 +247,26 @@ def _undecodable_text(repo: Repository, task: Task, paths: Sequence[str]) -> str
             except UnicodeDecodeError:
                 return path
     return None
+
+
+@register
+class SwebenchFormat(ExportFormat):
+    """SWE-bench instances, one JSON line each: to `--out`, or to standard output."""
+
+    name = "swebench"
+
+    def export(
+        self,
+        tasks: Sequence[Task],
+        repo: Repository,
+        *,
+        out: Path | None,
+        image: str | None,
+        force: bool,
+        warn: Warn,
+    ) -> Exported:
+        text = render_jsonl(swebench_rows(tasks, repo, warn=warn))
+        if out is None:
+            return Exported(said=None, stdout=text.rstrip("\n"))
+        atomic_write_text(out, text)
+        return Exported(said=f"wrote {len(text.splitlines())} SWE-bench instances to {out}")

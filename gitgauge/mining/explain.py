@@ -87,7 +87,7 @@ def explain(
     sha = repo.resolve(rev)
     commit = repo.commit_info(sha)
     count = config.mine.last if last is None else last
-    in_window = sha in repo.git("rev-list", f"--max-count={count}", "HEAD").split()
+    in_window = sha in repo.recent(count)
     structure = None
     if len(commit.parents) > 1:
         structure = "merge commit"

@@ -217,6 +217,57 @@ def mine(
     option (`merges`, `chains`) -> on or off from the command line (None: `mine.<option>`)."""
     events = events or MineEvents()
     warn = warn_once(warn)
+    count = _commit_count(repo, config, last=last, jobs=jobs, warn=warn)
+    summary = MineSummary()
+    mined = store.mined_fix_shas(warn=warn)
+    miners = kind_miners(config, asked or {})
+    for miner in miners:
+        miner.check(repo)
+    merge_commits: list[Commit] | None = [] if any(m.takes_merges for m in miners) else None
+    summary.merges_mined = merge_commits is not None
+    # Candidates are few compared with commits: holding them keeps memory bounded by candidates.
+    candidates = list(
+        find_candidates(repo, config, last=count, summary=summary, merge_commits=merge_commits)
+    )
+    to_verify = _to_verify(
+        repo, config, store, candidates, summary,
+        mined=mined, force=force, require_body=require_body, dry_run=dry_run, events=events,
+    )  # fmt: skip
+    events.on_total(len(to_verify))
+    with CheckoutPool(owner_repository=repo.root) as pool:
+        needs_sandbox = to_verify or merge_commits or (miners and not dry_run)
+        sandbox = mining_sandbox(repo, config, warn=warn) if needs_sandbox else None
+        _verify_candidates(
+            repo, config, store, to_verify, summary,
+            jobs=jobs, warn=warn, events=events, prepare_task=prepare_task,
+            pool=pool, sandbox=sandbox,
+        )  # fmt: skip
+        context = MiningContext(
+            repo=repo,
+            config=config,
+            store=store,
+            pool=pool,
+            sandbox=sandbox,
+            last=count,
+            jobs=jobs,
+            force=force,
+            dry_run=dry_run,
+            warn=warn,
+            events=_kind_events(events),
+            prepare_task=prepare_task,
+            mined=mined,
+            merge_commits=merge_commits or [],
+        )
+        for miner in miners:
+            summary.kinds.append(miner.mine(context))
+    return summary
+
+
+def _commit_count(
+    repo: Repository, config: RepoConfig, *, last: int | None, jobs: int, warn: Warn
+) -> int:
+    """How many commits to scan, once the options and the repository are known to allow a mine;
+    the linked directories announced and a test command that stops early warned of."""
     count = config.mine.last if last is None else last
     if count <= 0:
         raise UsageError(f"--last must be a positive number of commits, got {count}")
@@ -229,17 +280,24 @@ def mine(
     stops_early = stop_early_warning(config.testCommand)
     if stops_early:
         warn(stops_early)
-    summary = MineSummary()
-    mined = store.mined_fix_shas(warn=warn)
-    miners = kind_miners(config, asked or {})
-    for miner in miners:
-        miner.check(repo)
-    merge_commits: list[Commit] | None = [] if any(m.takes_merges for m in miners) else None
-    summary.merges_mined = merge_commits is not None
-    # Candidates are few compared with commits: holding them keeps memory bounded by candidates.
-    candidates = list(
-        find_candidates(repo, config, last=count, summary=summary, merge_commits=merge_commits)
-    )
+    return count
+
+
+def _to_verify(
+    repo: Repository,
+    config: RepoConfig,
+    store: Store,
+    candidates: list[Candidate],
+    summary: MineSummary,
+    *,
+    mined: set[str],
+    force: bool,
+    require_body: bool,
+    dry_run: bool,
+    events: MineEvents,
+) -> list[Candidate]:
+    """The candidates to verify now; every other is counted and reported through `on_skip`
+    (already a task, a duplicate of another, judged before, title-only, or a dry run)."""
     kept_instead = duplicates(repo, candidates, mined=mined)
     to_verify: list[Candidate] = []
     for candidate in candidates:
@@ -263,42 +321,17 @@ def mine(
             events.on_skip(candidate.commit, f"candidate ({candidate.quality})")
         else:
             to_verify.append(candidate)
+    return to_verify
 
-    events.on_total(len(to_verify))
-    with CheckoutPool(owner_repository=repo.root) as pool:
-        needs_sandbox = to_verify or merge_commits or (miners and not dry_run)
-        sandbox = mining_sandbox(repo, config, warn=warn) if needs_sandbox else None
-        _verify_candidates(
-            repo, config, store, to_verify, summary,
-            jobs=jobs, warn=warn, events=events, prepare_task=prepare_task,
-            pool=pool, sandbox=sandbox,
-        )  # fmt: skip
-        context = MiningContext(
-            repo=repo,
-            config=config,
-            store=store,
-            pool=pool,
-            sandbox=sandbox,
-            last=count,
-            jobs=jobs,
-            force=force,
-            dry_run=dry_run,
-            warn=warn,
-            events=MiningEvents(
-                on_start=events.on_start,
-                on_task=lambda commit, task, detail: events.on_verdict(
-                    Verdict(commit, task, None, detail)
-                ),
-                on_skip=events.on_skip,
-                on_total=events.on_total,
-            ),
-            prepare_task=prepare_task,
-            mined=mined,
-            merge_commits=merge_commits or [],
-        )
-        for miner in miners:
-            summary.kinds.append(miner.mine(context))
-    return summary
+
+def _kind_events(events: MineEvents) -> MiningEvents:
+    """The fix miner's progress callbacks, as the other kinds' miners take them."""
+    return MiningEvents(
+        on_start=events.on_start,
+        on_task=lambda commit, task, detail: events.on_verdict(Verdict(commit, task, None, detail)),
+        on_skip=events.on_skip,
+        on_total=events.on_total,
+    )
 
 
 def kind_miners(config: RepoConfig, asked: Mapping[str, bool | None]) -> list[KindMiner]:

@@ -6,7 +6,8 @@ the tasks both sides ran are compared, paired by task; every difference is B - A
 interval with one attempt per task, a paired permutation test and a bootstrap over tasks with
 repeats, paired bootstrap intervals for cost, time and diff, and one verdict sentence that never
 claims more than the numbers. What could make the comparison unfair (other timeouts, test commands,
-task sets, gitgauge versions, history modes) is listed as warnings from the runs' manifests.
+task sets, gitgauge versions, history modes) is listed as warnings from the runs' manifests
+(`reporting.compare_warnings`); what the agents did is compared in `reporting.compare_behaviour`.
 """
 
 from __future__ import annotations
@@ -14,13 +15,29 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from statistics import median
 
 from gitgauge.core import fingerprint, kinds
 from gitgauge.core.errors import GitGaugeError
 from gitgauge.core.harness_diff import differences as harness_differences
-from gitgauge.core.records import RunManifest, RunResult
+from gitgauge.core.records import RunResult
 from gitgauge.core.store import StoredRun
+from gitgauge.reporting.attempts import (
+    attempts_by_task,
+    cost_of,
+    diff_of,
+    outcomes,
+    scored,
+    seconds_of,
+    task_mean,
+)
+
+# Imports written `name as name` are re-exports: `compare_render` imports the behaviour
+# comparison and `counts_text` (which lived here) from this module.
+from gitgauge.reporting.compare_behaviour import BehaviourComparison as BehaviourComparison
+from gitgauge.reporting.compare_behaviour import BehaviourDifference as BehaviourDifference
+from gitgauge.reporting.compare_behaviour import compare_behaviour
+from gitgauge.reporting.compare_warnings import counts_text as counts_text
+from gitgauge.reporting.compare_warnings import error_warnings, no_verdict, side_warnings
 from gitgauge.reporting.intervals import Interval, rate_interval
 from gitgauge.reporting.paired import (
     PairedComparison,
@@ -29,30 +46,8 @@ from gitgauge.reporting.paired import (
     paired_mean_difference,
     verdict_sentence,
 )
-from gitgauge.reporting.power import (
-    RepeatedPower,
-    repeated_tasks_for_power,
-    tasks_for_power,
-    too_few,
-    wilcoxon_signed_rank,
-)
-from gitgauge.reporting.rows import (
-    BEHAVIOUR_METRICS,
-    CONFIDENCE,
-    FEW_TASKS,
-    SEED,
-    BehaviourMetric,
-    attempts_by_task,
-    configs_in_order,
-    cost_of,
-    diff_of,
-    measured,
-    outcomes,
-    ran_tests,
-    scored,
-    seconds_of,
-    task_mean,
-)
+from gitgauge.reporting.power import RepeatedPower, repeated_tasks_for_power, tasks_for_power
+from gitgauge.reporting.rows import CONFIDENCE, SEED, configs_in_order
 
 SHOWN_NAMES = 10
 """How many known names an error message lists."""
@@ -125,39 +120,6 @@ class JudgedComparison:
     rate_a: Interval
     rate_b: Interval
     paired: PairedComparison
-
-
-@dataclass(frozen=True)
-class BehaviourDifference:
-    """One behaviour metric, B against A, over the tasks both sides measured it on."""
-
-    metric: BehaviourMetric
-    tasks: int
-    """Tasks with a value on both sides."""
-    median_a: float | None
-    median_b: float | None
-    p_value: float
-    test: str
-    too_few: bool
-    """Fewer differing tasks than any outcome could make p < 0.05."""
-
-
-@dataclass(frozen=True)
-class BehaviourComparison:
-    """Behaviour beside the outcome, paired per task (the scored attempts with transcripts)."""
-
-    tasks: int
-    """Compared tasks measured on both sides."""
-    repeated: bool
-    """Some task has more than one measured attempt on a side: counts are attempts."""
-    ran_tests_a: int
-    """Tasks (attempts, with repeats) where A ran the suite, of `units_a`."""
-    ran_tests_b: int
-    units_a: int
-    units_b: int
-    ran_tests: PairedComparison
-    """The paired test of "ran the tests" (exact McNemar, or sign flips with repeats)."""
-    differences: list[BehaviourDifference]
 
 
 @dataclass(frozen=True)
@@ -264,11 +226,11 @@ def compare(
     if any(checks_of(attempt) is not None for attempt in (*compared_a, *compared_b)):
         # Commit-history tasks: RESOLVED is "every check held"; how many held is paired too.
         means.append(MeanDifference("checks", " checks", paired_mean(checks_of)))
-    warnings = _warnings(a, b, name_a, name_b, by_task_a, by_task_b, len(tasks))
-    warnings += _error_warnings(
+    warnings = side_warnings(a, b, name_a, name_b, by_task_a, by_task_b, len(tasks))
+    warnings += error_warnings(
         ((name_a, compared_a), (name_b, compared_b)),
     )
-    refusal = _refusal(((name_a, a, compared_a), (name_b, b, compared_b)))
+    refusal = no_verdict(((name_a, a, compared_a), (name_b, b, compared_b)))
     return Comparison(
         a=a,
         b=b,
@@ -330,91 +292,6 @@ def _judged(
     )
 
 
-def _error_warnings(sides: Sequence[tuple[str, list[RunResult]]]) -> list[str]:
-    """A side with more errors than scored pairs: its numbers say more about its setup."""
-    found = []
-    for name, attempts in sides:
-        errors = sum(1 for attempt in attempts if attempt.status == "error")
-        graded = len(attempts) - errors
-        if errors > graded:
-            found.append(
-                f"{name}: {errors} of its {len(attempts)} pairs are errors and only {graded} "
-                f"scored: the comparison says more about its setup than its agent (see "
-                "`gitgauge report --tasks`)"
-            )
-    return found
-
-
-def _refusal(sides: Sequence[tuple[str, Side, list[RunResult]]]) -> str | None:
-    """No verdict when a side has no scored pair: "could be chance" would hide a broken setup."""
-    for name, side, attempts in sides:
-        if attempts and all(attempt.status == "error" for attempt in attempts):
-            messages: dict[str, int] = {}
-            for attempt in attempts:
-                said = " ".join((attempt.errorMessage or attempt.errorKind or "").split())[:200]
-                messages[said] = messages.get(said, 0) + 1
-            common = max(messages, key=lambda text: messages[text])
-            return (
-                f"No verdict: every pair of {name} is an error ({common}), so nothing of it was "
-                f"scored; fix that, then `gitgauge run --resume {side.run.run_id} --retry-errors`."
-            )
-    return None
-
-
-def compare_behaviour(
-    by_task_a: Sequence[Sequence[RunResult]], by_task_b: Sequence[Sequence[RunResult]]
-) -> BehaviourComparison | None:
-    """B against A on what the agents did, over the tasks both sides measured: "ran the tests"
-    with the resolve rate's paired test, every other metric with the exact Wilcoxon
-    signed-rank test of the per-task means."""
-    pairs = [
-        ([x for x in a if measured(x)], [y for y in b if measured(y)])
-        for a, b in zip(by_task_a, by_task_b, strict=True)
-    ]
-    pairs = [(a, b) for a, b in pairs if a and b]
-    if not pairs:
-        return None
-    repeated = any(len(a) > 1 or len(b) > 1 for a, b in pairs)
-    ran_a = [[bool(ran_tests(x)) for x in a] for a, _ in pairs]
-    ran_b = [[bool(ran_tests(y)) for y in b] for _, b in pairs]
-    if repeated:
-        counts = (sum(map(sum, ran_a)), sum(map(sum, ran_b)))
-        units = (sum(map(len, ran_a)), sum(map(len, ran_b)))
-    else:
-        counts = (sum(any(x) for x in ran_a), sum(any(y) for y in ran_b))
-        units = (len(pairs), len(pairs))
-    differences = []
-    for metric in BEHAVIOUR_METRICS:
-        if metric.key == "testRuns":
-            continue  # "ran the tests" is tested on its own, above
-        values = [(task_mean(a, metric.value), task_mean(b, metric.value)) for a, b in pairs]
-        known = [(x, y) for x, y in values if x is not None and y is not None]
-        if not known:
-            continue
-        test = wilcoxon_signed_rank([x for x, _ in known], [y for _, y in known])
-        differences.append(
-            BehaviourDifference(
-                metric=metric,
-                tasks=len(known),
-                median_a=median(x for x, _ in known),
-                median_b=median(y for _, y in known),
-                p_value=test.p_value,
-                test="Wilcoxon signed-rank",
-                too_few=too_few(test.nonzero),
-            )
-        )
-    return BehaviourComparison(
-        tasks=len(pairs),
-        repeated=repeated,
-        ran_tests_a=counts[0],
-        ran_tests_b=counts[1],
-        units_a=units[0],
-        units_b=units[1],
-        ran_tests=paired_comparison(ran_a, ran_b, confidence=CONFIDENCE, seed=SEED),
-        differences=differences,
-    )
-
-
 def power_note(
     paired: PairedComparison,
     by_task_a: Sequence[Sequence[RunResult]],
@@ -452,124 +329,6 @@ def _harness(runs_dir: Path, a: Side, b: Side) -> str | None:
     if stored_a is None or stored_b is None:
         return None
     return harness_differences(stored_a, stored_b)
-
-
-def _warnings(
-    a: Side,
-    b: Side,
-    name_a: str,
-    name_b: str,
-    by_task_a: dict[str, list[RunResult]],
-    by_task_b: dict[str, list[RunResult]],
-    shared: int,
-) -> list[str]:
-    """What could make the two sides unequal, from the results and the runs' manifests."""
-    found: list[str] = []
-    if a.run.run_id == b.run.run_id and a.config == b.config:
-        found.append(f"A and B are the same results (config {a.config} of run {a.run.run_id})")
-    if set(by_task_a) != set(by_task_b):
-        found.append(
-            f"different task sets: {name_a} ran {len(by_task_a)} tasks, {name_b} "
-            f"{len(by_task_b)}; only the {shared} both ran are compared"
-        )
-    attempts_a = {len(attempts) for attempts in by_task_a.values()}
-    attempts_b = {len(attempts) for attempts in by_task_b.values()}
-    if attempts_a != attempts_b:
-        found.append(
-            f"different attempts per task: {name_a} {counts_text(attempts_a)}, {name_b} "
-            f"{counts_text(attempts_b)}; tasks are compared by their share of attempts resolved"
-        )
-    if shared < FEW_TASKS and max(attempts_a | attempts_b) > 1:
-        found.append(
-            f"only {shared} tasks: a bootstrap interval over fewer than {FEW_TASKS} tasks is too "
-            "narrow; go by the p-value"
-        )
-    boxes_a, boxes_b = _sandboxes(a), _sandboxes(b)
-    if set(boxes_a) != set(boxes_b) or len(boxes_a) > 1 or len(boxes_b) > 1:
-        found.append(
-            f"different run.sandbox: {_describe_boxes(boxes_a)} ({name_a}) vs "
-            f"{_describe_boxes(boxes_b)} ({name_b}); without a sandbox an agent can read your "
-            "repository and the fix"
-        )
-    manifest_a, manifest_b = a.run.manifest, b.run.manifest
-    for side, manifest in ((a, manifest_a), (b, manifest_b)):
-        if manifest is None:
-            found.append(
-                f"run {side.run.run_id} has no readable run.json: its timeouts, commands and "
-                "gitgauge version could not be checked"
-            )
-    if manifest_a is None or manifest_b is None or a.run.run_id == b.run.run_id:
-        return found
-    found += _manifest_differences(manifest_a, manifest_b, name_a, name_b)
-    return found
-
-
-def _manifest_differences(
-    manifest_a: RunManifest, manifest_b: RunManifest, name_a: str, name_b: str
-) -> list[str]:
-    found: list[str] = []
-    timeouts_a, timeouts_b = manifest_a.timeouts.model_dump(), manifest_b.timeouts.model_dump()
-    differing = [key for key in timeouts_a if timeouts_a[key] != timeouts_b[key]]
-    if differing:
-        found.append(
-            "different timeouts: "
-            + "; ".join(
-                f"{key} {timeouts_a[key]} ms ({name_a}) vs {timeouts_b[key]} ms ({name_b})"
-                for key in differing
-            )
-        )
-    if manifest_a.testCommand != manifest_b.testCommand:
-        found.append(
-            f"different test commands: {manifest_a.testCommand!r} ({name_a}) vs "
-            f"{manifest_b.testCommand!r} ({name_b})"
-        )
-    if manifest_a.setupCommand != manifest_b.setupCommand:
-        found.append(
-            f"different setup commands: {manifest_a.setupCommand!r} ({name_a}) vs "
-            f"{manifest_b.setupCommand!r} ({name_b})"
-        )
-    if set(manifest_a.tasks) != set(manifest_b.tasks):
-        found.append(
-            f"the runs were planned on different task sets ({len(manifest_a.tasks)} tasks for "
-            f"{name_a}'s run, {len(manifest_b.tasks)} for {name_b}'s)"
-        )
-    if manifest_a.gitgaugeVersion != manifest_b.gitgaugeVersion:
-        found.append(
-            f"different gitgauge versions: {manifest_a.gitgaugeVersion} ({name_a}) vs "
-            f"{manifest_b.gitgaugeVersion} ({name_b})"
-        )
-    if manifest_a.history != manifest_b.history:
-        found.append(
-            f"different run.history: {manifest_a.history} ({name_a}) vs {manifest_b.history} "
-            f"({name_b}); with full history an agent can read the fix commit"
-        )
-    return found
-
-
-def _sandboxes(side: Side) -> dict[str, int]:
-    """How many of the side's pairs ran in each sandbox: a result's own record (a Ray node
-    decides for itself), else its run's. A pair that never ran under a run recorded as `auto`
-    counts nowhere."""
-    recorded = side.run.manifest.sandbox if side.run.manifest is not None else "none"
-    counts: dict[str, int] = {}
-    for result in side.results:
-        box = result.sandbox or (None if recorded == "auto" else recorded)
-        if box is not None:
-            counts[box] = counts.get(box, 0) + 1
-    return counts
-
-
-def _describe_boxes(counts: dict[str, int]) -> str:
-    if len(counts) <= 1:
-        return next(iter(counts), "none")
-    return ", ".join(
-        f"{box} for {count} pair{'' if count == 1 else 's'}"
-        for box, count in sorted(counts.items())
-    )
-
-
-def counts_text(counts: set[int]) -> str:
-    return " to ".join(str(count) for count in sorted({min(counts), max(counts)}))
 
 
 # -- rendering --

@@ -1,6 +1,7 @@
 """Planning a run: the agent configs loaded and checked (adapter, harness), the tasks chosen,
-the sandbox decided, and what `--resume` takes over from the run it continues. Nothing here
-starts an agent; every error is raised before any workspace is made.
+whether the executor can run their kinds, the sandbox decided (`running/sandboxing.py`), what
+`--resume` takes over from the run it continues, and the executor opened. Nothing here starts
+an agent; every error is raised before any workspace is made.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitgauge.core import fingerprint, kinds, process
 from gitgauge.core.config import load_agent_config
@@ -16,7 +18,6 @@ from gitgauge.core.errors import ConfigError, TaskError, UsageError
 from gitgauge.core.git import Repository
 from gitgauge.core.harness_diff import changed_parts
 from gitgauge.core.records import FIXTURE_TASK_ID, TASK_ID, RunManifest, Task
-from gitgauge.core.sandbox import Sandbox, SandboxMode, prepare
 from gitgauge.core.schema import AgentConfig, RepoConfig
 from gitgauge.core.store import (
     Store,
@@ -26,7 +27,14 @@ from gitgauge.core.task_ids import resolve_task_id
 from gitgauge.core.worktree import Warn
 from gitgauge.running import harness as harnesses
 from gitgauge.running.adapters.base import Adapter, create
+from gitgauge.running.executors import PairExecutor, open_executor
 from gitgauge.running.harness import Harness
+from gitgauge.running.sandboxing import SANDBOX_MODES as SANDBOX_MODES
+from gitgauge.running.sandboxing import SandboxChoice, decide_sandbox
+from gitgauge.running.sandboxing import plan_sandbox as plan_sandbox
+
+if TYPE_CHECKING:
+    from gitgauge.running.request import RunRequest
 
 KNOWN_IDS_SHOWN = 5
 """How many known task ids an unknown `--task` error lists."""
@@ -185,30 +193,6 @@ def _select_tasks(repo: Repository, store: Store, task_id: str | None, *, warn: 
     return usable
 
 
-def plan_sandbox(
-    repo: Repository, repo_config: RepoConfig, plan: RunPlan, *, mode: SandboxMode, warn: Warn
-) -> Sandbox | None:
-    """The sandbox of a run (see `core/sandbox.py`), checked before any work starts.
-
-    Each adapter is asked what it needs with the environment its agent will get (the config's
-    `env` included: a `GITGAUGE_CLAUDE_BIN`, `GITGAUGE_CODEX_BIN` or `CODEX_HOME` set there
-    counts)."""
-    env = process.clean_env()
-    return prepare(
-        mode,
-        network=repo_config.run.sandbox_network,
-        repo_root=repo.root,
-        link=repo_config.worktree.link,
-        exposures=[
-            (p.source, p.adapter.sandbox_exposure({**env, **p.harness.env})) for p in plan.configs
-        ],
-        test_command=repo_config.testCommand,
-        home_writable=repo_config.run.sandbox_home_writable,
-        env=env,
-        warn=warn,
-    )
-
-
 @dataclass(frozen=True)
 class ResumeFrom:
     """An earlier run to continue (`run --resume`)."""
@@ -266,89 +250,80 @@ def plan_resume(
     return RunPlan(configs=configs, tasks=tasks), manifest
 
 
-SANDBOX_MODES: tuple[SandboxMode, ...] = ("auto", "bwrap", "none")
-
-
-def apply_flags(
-    config: RepoConfig,
-    *,
-    sandbox: str | None,
-    executor: str | None,
-    ray_address: str | None,
-) -> RepoConfig:
-    """gitgauge.yaml's `run` settings as `--sandbox`, `--executor` and `--ray-address` set them
-    (a bad value is a `UsageError` naming the flag)."""
-    if sandbox is not None and sandbox not in SANDBOX_MODES:
-        raise UsageError(f"--sandbox must be one of {', '.join(SANDBOX_MODES)}, got {sandbox!r}")
-    run = config.run
-    if sandbox is not None:
-        run = run.model_copy(update={"sandbox": sandbox})
-    if executor is not None:
-        if executor not in ("local", "ray"):
-            raise UsageError(f"--executor must be local or ray, got {executor!r}")
-        run = run.model_copy(update={"executor": executor})
-    if ray_address is not None and run.executor != "ray":
-        raise UsageError("--ray-address goes with --executor ray (or run.executor: ray)")
-    return config.model_copy(update={"run": run})
-
-
 @dataclass(frozen=True)
 class PlannedRun:
-    """A run decided: what runs, what it continues, and the sandbox of this machine (None on a
-    remote executor, whose nodes decide, or without one)."""
+    """A run decided: what runs, what it continues, and its sandbox (this machine's, or the
+    mode a remote executor's nodes each decide)."""
 
     plan: RunPlan
     resume: ResumeFrom | None
-    sandbox: Sandbox | None
+    sandbox: SandboxChoice
 
 
 def plan_whole_run(
     repo: Repository,
     store: Store,
     config: RepoConfig,
+    request: RunRequest,
     *,
-    config_files: Sequence[Path],
-    task_id: str | None,
-    resume: str | None,
-    retry_errors: bool,
     warn: Warn,
 ) -> PlannedRun:
     """Everything `gitgauge run` decides before any pair starts: the configs and tasks (or
-    those of the run it resumes, refusing changed configs and another sandbox mode), and this
-    machine's sandbox (`config` carries the flags, see `apply_flags`)."""
-    if resume is None and retry_errors:
+    those of the run it resumes, refusing changed configs and another sandbox), whether the
+    executor can run their kinds, and the run's sandbox (`config` carries the flags:
+    `RunRequest.configured`)."""
+    if request.resume is None and request.retry_errors:
         raise UsageError("--retry-errors goes with --resume")
-    if resume is not None and (config_files or task_id):
+    if request.resume is not None and (request.configs or request.task):
         raise UsageError("--resume takes the configs and tasks of the run it continues")
-    if resume is None and not config_files:
+    if request.resume is None and not request.configs:
         raise UsageError("pass at least one agent config: gitgauge run -c config.yaml")
     origin: ResumeFrom | None = None
-    if resume is not None:
-        plan, manifest = plan_resume(repo, store, resume, warn=warn)
-        origin = ResumeFrom(manifest.runId, manifest, retry_errors=retry_errors)
+    if request.resume is not None:
+        plan, manifest = plan_resume(repo, store, request.resume, warn=warn)
+        origin = ResumeFrom(manifest.runId, manifest, retry_errors=request.retry_errors)
     else:
-        plan = plan_run(repo, store, config_files, task_id=task_id, warn=warn)
-    if config.run.executor != "local":
-        local_only = sorted({task.kind for task in plan.tasks if not kinds.get(task.kind).remote})
-        if local_only:
-            raise UsageError(
-                f"--executor {config.run.executor} (or run.executor) cannot run "
-                f"{' and '.join(local_only)} tasks, which need this repository: run them with "
-                "--executor local (pass --task to pick others)"
-            )
-    mode = config.run.sandbox
-    box: Sandbox | None = None
-    if config.run.executor == "local":
-        box = plan_sandbox(repo, config, plan, mode=mode, warn=warn)
-        used: str = "bwrap" if box is not None else "none"
-    else:
-        used = mode  # each node decides from the mode (this machine's bwrap says nothing)
+        plan = plan_run(repo, store, request.configs, task_id=request.task, warn=warn)
+    check_remote_kinds(plan, executor=config.run.executor)
+    choice = decide_sandbox(repo, config, plan, flag=request.sandbox, warn=warn)
     if origin is not None:
-        recorded = origin.manifest.sandbox
-        # A run recorded as auto (on Ray, each node decided) continues with auto anywhere.
-        if recorded != used and (recorded, mode) != ("auto", "auto"):
-            raise UsageError(
-                f"run {origin.run_id} ran with sandbox {recorded}, this one would run with "
-                f"{used}: resume with --sandbox {recorded}"
-            )
-    return PlannedRun(plan=plan, resume=origin, sandbox=box)
+        _check_resumed_sandbox(origin, choice)
+    return PlannedRun(plan=plan, resume=origin, sandbox=choice)
+
+
+def check_remote_kinds(plan: RunPlan, *, executor: str) -> None:
+    """Refuse tasks whose kind cannot run on a remote executor's node (`TaskKind.remote`: the
+    one place it is read) when `executor` is not the local one."""
+    if executor == "local":
+        return
+    local_only = sorted({task.kind for task in plan.tasks if not kinds.get(task.kind).remote})
+    if local_only:
+        raise UsageError(
+            f"--executor {executor} (or run.executor) cannot run "
+            f"{' and '.join(local_only)} tasks, which need this repository: run them with "
+            "--executor local (pass --task to pick others)"
+        )
+
+
+def _check_resumed_sandbox(origin: ResumeFrom, choice: SandboxChoice) -> None:
+    """A resumed run keeps its sandbox; one recorded as auto (on Ray, each node decided)
+    continues with auto anywhere."""
+    recorded = origin.manifest.sandbox
+    if recorded != choice.label and (recorded, choice.mode) != ("auto", "auto"):
+        raise UsageError(
+            f"run {origin.run_id} ran with sandbox {recorded}, this one would run with "
+            f"{choice.label}: resume with --sandbox {recorded}"
+        )
+
+
+def open_run_executor(config: RepoConfig, request: RunRequest, *, warn: Warn) -> PairExecutor:
+    """The executor `run.executor` names, opened (a cluster connected and checked), once the
+    request's flags are known to suit it."""
+    if request.max_cost is not None and config.run.executor != "local":
+        raise UsageError(
+            "--max-cost needs the local executor: a Ray cluster starts every pair at once"
+        )
+    executor = open_executor(config, address=request.ray_address, jobs=request.jobs)
+    if config.run.executor != "local" and request.jobs != 1:
+        warn("--jobs does not apply with --executor ray: the cluster's resources decide")
+    return executor

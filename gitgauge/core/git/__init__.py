@@ -1,9 +1,12 @@
 """The door to git and the user's repository: GitPython for discovery and reading objects, the git
 CLI (through `gitgauge.core.process`) for history streaming, diffs and worktrees. Returns
-gitgauge's own small records (`Commit`, `ChangedPath`, `Blob`), never GitPython objects.
+gitgauge's own small records (`Commit`, `ChangedPath`, `Blob`), never GitPython objects; the
+log's and diff's output is read into them by `logparse`.
 
-The only other module that runs git is `gitgauge.core.git.history`, which builds the bare history
-copies isolated runs work in (git CLI only, with `NO_HOOKS` from here).
+The other modules of `core/git/` are the rest of the door: gitgauge's own git directories and
+checkouts (`owned`, `checkout`), history copies (`history`), merges (`mergetree`), commit-history
+tasks (`firstparent`, `series`, `agent_dir`, `agent_history`) and fixtures (`fixture`); those that
+read the user's repository take `NO_HOOKS` from here.
 """
 
 from __future__ import annotations
@@ -15,13 +18,19 @@ import stat
 import tempfile
 import threading
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Protocol
 
 from gitgauge.core import process
 from gitgauge.core.errors import GitError, NotAGitRepository
+from gitgauge.core.git.logparse import COMMIT_MARK, nul_tokens, parse_changes, parse_log
+
+# Imports written `name as name` are re-exports: the records `Repository.log` returns are the
+# door's own, imported from here.
+from gitgauge.core.git.logparse import ChangedPath as ChangedPath
+from gitgauge.core.git.logparse import Commit as Commit
 
 # Without git on PATH, GitPython raises at import time (a traceback before any command runs);
 # quiet, so that `Repository` can say so in one line instead (and not in agents' environment).
@@ -35,7 +44,6 @@ if not _REFRESH_WAS_SET:
 # Hooks of the user's repository must never run in gitgauge's worktrees (a post-checkout hook
 # could install things, or take minutes). An empty hooks path disables them all.
 NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
-_COMMIT_MARK = "\x01"
 _GITLINK_MODE = 0o160000
 
 
@@ -71,35 +79,6 @@ class WorktreeHost(Protocol):
     def worktree_add(self, path: Path, commit: str) -> None: ...
     def worktree_remove(self, path: Path) -> None: ...
     def worktree_prune(self) -> None: ...
-
-
-@dataclass(frozen=True)
-class ChangedPath:
-    status: str
-    """Git's status letter: A, M, D, R (rename), C (copy), T (type change)."""
-    path: str
-    """The path after the change."""
-    old_path: str | None = None
-    """The path before a rename or copy."""
-
-
-@dataclass(frozen=True)
-class Commit:
-    sha: str
-    parents: tuple[str, ...]
-    subject: str
-    body: str
-    changes: tuple[ChangedPath, ...] = field(default=())
-
-    @property
-    def paths(self) -> list[str]:
-        """Every path the commit touched, both sides of renames included."""
-        seen: list[str] = []
-        for change in self.changes:
-            for path in (change.old_path, change.path):
-                if path is not None and path not in seen:
-                    seen.append(path)
-        return seen
 
 
 @dataclass(frozen=True)
@@ -214,6 +193,26 @@ class Repository:
         """Committer time of `sha` (seconds since the epoch)."""
         return int(self._repo.commit(sha).committed_date)
 
+    def commit_date(self, sha: str) -> str:
+        """Committer date of `sha`, ISO 8601 with its own offset (`git show -s --format=%cI`)."""
+        return self.git("show", "-s", "--format=%cI", sha).strip()
+
+    def remote_url(self, name: str = "origin") -> str | None:
+        """The URL of the remote `name`; None when there is none."""
+        try:
+            return self.git("remote", "get-url", name).strip()
+        except GitError:
+            return None
+
+    def recent(self, count: int, rev: str = "HEAD") -> list[str]:
+        """The last `count` commits of `rev` (`git rev-list --max-count`), newest first."""
+        return self.git("rev-list", f"--max-count={count}", rev).split()
+
+    def stage_all(self, work_tree: Path) -> None:
+        """`git add --all` of everything in a work tree of this repository's (gold marking a
+        merge's conflicts resolved, in the agent's workspace: its own git, hooks off)."""
+        self.git("add", "--all", "--", ".", cwd=work_tree)
+
     def resolve(self, rev: str) -> str:
         try:
             return str(self._repo.commit(rev).hexsha)
@@ -263,19 +262,18 @@ class Repository:
             # re-encode messages, log.showSignature would mix gpg output into the stream.
             "--encoding=UTF-8",
             "--no-show-signature",
-            "--format=" + _COMMIT_MARK + "%H%x00%P%x00%s%x00%b%x00",
+            "--format=" + COMMIT_MARK + "%H%x00%P%x00%s%x00%b%x00",
             rev,
             "--",
         ]
         try:
-            yield from _parse_log(_tokens(process.stream(argv, cwd=self.root)))
+            yield from parse_log(nul_tokens(process.stream(argv, cwd=self.root)))
         except process.StreamError as error:
             raise GitError(f"git log failed in {self.root}: {error.stderr_tail.strip()}") from None
 
     def diff_names(self, old: str, new: str) -> list[ChangedPath]:
         result = self.git("diff", "--name-status", "-z", "-M", old, new, "--")
-        tokens = iter(result.split("\0"))
-        return list(_parse_changes(tokens))
+        return list(parse_changes(iter(result.split("\0"))))
 
     def tree_listing(self, commit: str) -> str:
         """`git ls-tree -r -z` of a commit: every file's mode, type, object id and path."""
@@ -396,68 +394,6 @@ class Repository:
         output = self.git("worktree", "list", "--porcelain", "-z")
         prefix = "worktree "
         return [Path(t[len(prefix) :]) for t in output.split("\0") if t.startswith(prefix)]
-
-
-def _tokens(chunks: Iterator[bytes]) -> Iterator[str]:
-    """NUL-separated tokens of a byte stream, decoded (paths keep undecodable bytes)."""
-    pending = b""
-    for chunk in chunks:
-        pending += chunk
-        *complete, pending = pending.split(b"\0")
-        for token in complete:
-            yield token.decode("utf-8", errors="surrogateescape")
-    if pending:
-        yield pending.decode("utf-8", errors="surrogateescape")
-
-
-def _parse_changes(tokens: Iterator[str]) -> Iterator[ChangedPath]:
-    for token in tokens:
-        status = token.strip("\n")
-        if not status:
-            continue
-        letter = status[0]
-        if letter in "RC":
-            old, new = next(tokens), next(tokens)
-            yield ChangedPath(status=letter, path=new, old_path=old)
-        else:
-            yield ChangedPath(status=letter, path=next(tokens))
-
-
-def _parse_log(tokens: Iterator[str]) -> Iterator[Commit]:
-    """Parse `git log -z --name-status --format=<mark>%H%x00%P%x00%s%x00%b%x00`."""
-    header: list[str] | None = None
-    changes: list[ChangedPath] = []
-
-    def finish(fields: Sequence[str]) -> Commit:
-        sha, parents, subject, body = fields
-        return Commit(
-            sha=sha,
-            parents=tuple(parents.split()),
-            subject=subject,
-            body=body.strip("\n"),
-            changes=tuple(changes),
-        )
-
-    iterator = iter(tokens)
-    for token in iterator:
-        if token.startswith(_COMMIT_MARK):
-            if header is not None:
-                yield finish(header)
-            # The body is read positionally, so a body containing the mark cannot confuse us.
-            header = [token[1:], next(iterator), next(iterator), next(iterator)]
-            changes = []
-            continue
-        status = token.strip("\n")
-        if not status:
-            continue
-        letter = status[0]
-        if letter in "RC":
-            old, new = next(iterator), next(iterator)
-            changes.append(ChangedPath(status=letter, path=new, old_path=old))
-        else:
-            changes.append(ChangedPath(status=letter, path=next(iterator)))
-    if header is not None:
-        yield finish(header)
 
 
 def _stat_key(path: Path) -> str:

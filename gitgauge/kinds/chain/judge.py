@@ -216,6 +216,11 @@ def judges_kind(task: Task) -> bool:
     return kinds.get(task.kind).judged
 
 
+def first_judged(tasks: Sequence[Task]) -> Task | None:
+    """The task whose original series `position_check` judges: the first judged one by id."""
+    return next((task for task in sorted(tasks, key=lambda t: t.id) if judges_kind(task)), None)
+
+
 def position_check(
     repo: Repository,
     config: RepoConfig,
@@ -227,7 +232,7 @@ def position_check(
     """The original series of the run's first judged task against itself, both orders: a
     judge without position bias says `tie` twice. None when no task is judged or judging is
     off or unavailable."""
-    task = next((task for task in sorted(tasks, key=lambda t: t.id) if judges_kind(task)), None)
+    task = first_judged(tasks)
     if task is None:
         return None
     judge = judge_for(config, env=env, warn=warn)

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gitgauge.core.errors import GitError
 from gitgauge.core.git import Repository
@@ -40,9 +40,17 @@ from gitgauge.core.git.series import (
     read_head_state,
     show_original,
 )
-from gitgauge.core.kinds import KindMiner, KindPair, TaskKind
+from gitgauge.core.kinds import CellNotes, KindMiner, KindPair, ReportColumns, TaskKind
 from gitgauge.core.paths import is_protected
-from gitgauge.core.records import CHAIN_CHECKS, ChainResultDraft, RunResult, Task
+from gitgauge.core.records import (
+    CHAIN_CHECKS,
+    ChainResultDraft,
+    JudgeCheck,
+    RunManifest,
+    RunResult,
+    Task,
+)
+from gitgauge.core.schema import RepoConfig
 from gitgauge.kinds.chain import judge as chain_judge
 from gitgauge.running.scoring.additions import SYMLINK_MODE, Added, dropped_by_rule
 
@@ -74,6 +82,27 @@ class ChainKind(TaskKind):
                 if path not in paths:
                     paths.append(path)
         return paths
+
+    def run_checks(
+        self,
+        repo: Repository,
+        config: RepoConfig,
+        tasks: Sequence[Task],
+        *,
+        env: Mapping[str, str],
+        warn: Callable[[str], None],
+        resumed: RunManifest | None = None,
+    ) -> dict[str, JudgeCheck]:
+        """The judge's position check (`judge.position_check`), once per run: the two chain
+        kinds share it, so only the kind of the task it judges makes it; a resumed run that
+        recorded one keeps it."""
+        if resumed is not None and resumed.judgeCheck is not None:
+            return {}
+        first = chain_judge.first_judged(tasks)
+        if first is None or first.kind != self.name:
+            return {}
+        check = chain_judge.position_check(repo, config, tasks, env=env, warn=warn)
+        return {} if check is None else {"judgeCheck": check}
 
     def miner(self) -> KindMiner:
         """One miner for both chain kinds: a chain makes a task of each."""
@@ -111,6 +140,50 @@ class ChainKind(TaskKind):
             "losses": verdicts.count("loss"),
         }
 
+    report_columns = ReportColumns(
+        headers=("CHECKS", "SOLVED", "WIN/TIE/LOSS"),
+        cells=lambda counts, attempts: chain_cells(counts, attempts),
+        json=(
+            ("checks_held", "checksHeld"),
+            ("checks_asked", "checksAsked"),
+            ("solved", "solved"),
+            ("judged", "judged"),
+            ("wins", "wins"),
+            ("ties", "ties"),
+            ("losses", "losses"),
+        ),
+        footnote=(
+            "KIND rebase / commits: commit-history tasks, RESOLVED when every check holds; "
+            "CHECKS: checks that held over those asked (6 per attempt: tree, nothing in "
+            "progress, nothing uncommitted, series length, distinct subjects, branch); SOLVED: "
+            "attempts the judge preferred to the original in both orders (GitGoodBench's "
+            "measure; - without a judge); WIN/TIE/LOSS: its verdicts over both orders."
+        ),
+    )
+
+    def cell_notes(self, results: Sequence[RunResult]) -> CellNotes:
+        counts = self.row_counts(results)
+        checks = f", {counts['checks_held']}/{counts['checks_asked']} checks"
+        solved = counts["solved"] if counts["judged"] else 0
+        return CellNotes(
+            single=checks + (", solved" if solved else ""),
+            per_count=checks,
+            parts=(f"{solved} solved",) if solved else (),
+        )
+
+    def matrix_fields(self, results: Sequence[RunResult]) -> dict[str, Any]:
+        counts = self.row_counts(results)
+        return {
+            "kind": self.name,
+            "checksHeld": counts["checks_held"],
+            "checksAsked": counts["checks_asked"],
+            "solved": counts["solved"] if counts["judged"] else None,
+            "series": [None if one.series is None else list(one.series) for one in results],
+            "originalSeries": list(
+                next((a.originalSeries for a in results if a.originalSeries), [])
+            ),
+        }
+
     def describe(self, result: RunResult) -> str:
         counted = self.checks(result)
         if counted is None or result.status == "error":
@@ -128,6 +201,18 @@ class ChainKind(TaskKind):
                 f", judge: unscored ({result.judgeAsFirst or '-'}/{result.judgeAsSecond or '-'})"
             )
         return text
+
+
+def chain_cells(counts: Mapping[str, int], attempts: int) -> list[str]:
+    """CHECKS `held/asked`, SOLVED `solved/attempts` and WIN/TIE/LOSS; `-` where no judge ran."""
+    checks = f"{counts['checks_held']}/{counts['checks_asked']}"
+    if not counts["judged"]:
+        return [checks, "-", "-"]
+    return [
+        checks,
+        f"{counts['solved']}/{attempts}",
+        f"{counts['wins']}/{counts['ties']}/{counts['losses']}",
+    ]
 
 
 def chain_commit_paths(repo: Repository, commit: str) -> list[str]:

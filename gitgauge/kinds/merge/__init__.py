@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from gitgauge.core.git import Repository
 from gitgauge.core.git.checkout import AgentDiff, read_merge_state
-from gitgauge.core.kinds import KindMiner, KindPair, TaskKind, register
+from gitgauge.core.kinds import (
+    CellNotes,
+    KindMiner,
+    KindPair,
+    ReportColumns,
+    TaskKind,
+    register,
+)
 from gitgauge.core.records import MergeResultDraft, RunResult, Task
 from gitgauge.core.worktree import lay_files
 from gitgauge.kinds.merge.grade import grade_merge
@@ -39,6 +46,10 @@ class MergeKind(TaskKind):
         # Both parents' history (never the recorded merge, which is the answer).
         return (task.base, *([task.other] if task.other else []))
 
+    def compared_trees(self, task: Task) -> tuple[str, ...]:
+        """The recorded merge: `exact` and `exactTree` compare the agent's tree with it."""
+        return (task.merge,) if task.merge else ()
+
     def gold_paths(self, repo: Repository, task: Task) -> list[str]:
         """Every conflicted file, and every path the recorded merge has differently from
         `base` (a change the merge made beyond the conflicts)."""
@@ -58,7 +69,7 @@ class MergeKind(TaskKind):
         # The whole tree: a path the merge deleted (a rename's old side, a modify/delete
         # resolved by deleting) is in neither the work tree nor, after git's rename detection,
         # the index, and naming it would fail ("pathspec did not match").
-        repo.git("add", "--all", "--", ".", cwd=workspace)
+        repo.stage_all(workspace)
 
     def enter(self, pair: Any) -> KindPair:
         return _MergePair(pair)
@@ -73,6 +84,25 @@ class MergeKind(TaskKind):
         if result.exact is None:
             return ""
         return ", exact" if result.exact else ", not exact"
+
+    report_columns = ReportColumns(
+        headers=("EXACT",),
+        cells=lambda counts, attempts: [f"{counts['exact']}/{attempts}"],
+        json=(("exact", "exact"), ("exact_tree", "exactTree")),
+        footnote=(
+            "KIND merge: merge-conflict tasks; EXACT: attempts whose conflicted files all equal "
+            "the recorded merge's (GitGoodBench's exact match)."
+        ),
+    )
+
+    def cell_notes(self, results: Sequence[RunResult]) -> CellNotes:
+        exact = self.row_counts(results)["exact"]
+        return CellNotes(
+            single=", exact" if exact else "", parts=(f"{exact} exact",) if exact else ()
+        )
+
+    def matrix_fields(self, results: Sequence[RunResult]) -> dict[str, Any]:
+        return {"kind": self.name, "exact": self.row_counts(results)["exact"]}
 
     def miner(self) -> KindMiner:
         from gitgauge.kinds.merge.mine import MINER

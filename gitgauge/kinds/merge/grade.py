@@ -28,8 +28,9 @@ from typing import TYPE_CHECKING
 
 from gitgauge.core import process
 from gitgauge.core.git import Repository
-from gitgauge.core.git.checkout import AgentDiff, MergeState, parse_tree_listing
+from gitgauge.core.git.agent_dir import MergeState
 from gitgauge.core.git.mergetree import has_markers
+from gitgauge.core.git.owned import AgentDiff, parse_tree_listing
 from gitgauge.core.paths import is_test_file
 from gitgauge.core.records import Task
 from gitgauge.core.schema import RepoConfig
@@ -83,10 +84,60 @@ def grade_merge(
         left.pop(path, None)
     start = checkout.entries(state.start_tree)
     recorded = parse_tree_listing(repo.tree_listing(task.merge))
-    conflicted = set(task.conflictFiles)
+    checks = _tree_checks(task, workspace, merge, left=left, start=start)
+    test: process.CommandResult | None = None
+    protection = Protection(reverted=[])
+    if task.testsAtMerge and not checks.abandoned:
+        suite = _suite_on_result(repo, task, workspace, state, config, diff, recorded, steps)
+        if suite is None:
+            return None
+        test, protection = suite
+    resolved = (
+        not checks.marker_files
+        and not checks.unmerged
+        and not checks.abandoned
+        and (test is None or test.ok)
+    )
     exact_files = [path for path in task.conflictFiles if left.get(path) == recorded.get(path)]
+    return MergeGrade(
+        resolved=resolved,
+        exact=len(exact_files) == len(task.conflictFiles),
+        exact_tree=left == recorded,
+        exact_files=exact_files,
+        marker_files=checks.marker_files,
+        unmerged=checks.unmerged,
+        outside=checks.outside,
+        abandoned=checks.abandoned,
+        test=test,
+        reverted=protection.reverted,
+        dropped=protection.dropped,
+    )
+
+
+@dataclass(frozen=True)
+class _TreeChecks:
+    """What the agent's tree and git directory say, before any suite runs."""
+
+    marker_files: list[str]
+    unmerged: list[str]
+    outside: list[str]
+    abandoned: bool
+
+
+def _tree_checks(
+    task: Task,
+    workspace: Workspace,
+    merge: MergeState,
+    *,
+    left: dict[str, tuple[str, str]],
+    start: dict[str, tuple[str, str]],
+) -> _TreeChecks:
+    """Markers, unmerged paths, changes outside the conflicts and an abandoned merge, from the
+    agent's tree (`left`), the tree it started from (`start`) and its git directory's files."""
+    assert task.other is not None
+    checkout = workspace.checkout
+    conflicted = set(task.conflictFiles)
     changed = sorted(path for path in set(left) | set(start) if left.get(path) != start.get(path))
-    outside = [path for path in changed if path not in conflicted]
     marker_files = [
         path
         for path in dict.fromkeys([*task.conflictFiles, *changed])
@@ -98,57 +149,61 @@ def grade_merge(
     # it. An agent may resolve by editing the files without `git add`, but a path it neither
     # edited nor staged (a modify/delete left alone) is not resolved, although it has no marker.
     still = checkout.unmerged_in(merge.unmerged_index) if merge.unmerged_index else []
-    unmerged = [path for path in still if left.get(path) == start.get(path)]
     abandoned = not merge.in_progress and not (
         merge.head is not None
         and checkout.is_ancestor(
             task.other, merge.head, also_read=[workspace.agent_git / "objects"]
         )
     )
-    test: process.CommandResult | None = None
-    protection = Protection(reverted=[])
-    if task.testsAtMerge and not abandoned:
-        patterns = config.tests.patterns
-        # Graded on the project's tests, as a fix is: protected files the merge did not put in
-        # conflict go back to where the merge left them, what the agent added that is not
-        # project code goes, and the recorded merge's test files are laid over the result.
-        protection = protect(
-            checkout,
-            diff,
-            state.start_tree,
-            patterns=patterns,
-            test_files=[path for path in recorded if is_test_file(path, patterns=patterns)],
-            editable=task.conflictFiles,
-        )
-        graded = checkout.write_tree()
-        laid_tests = _test_files_to_lay(checkout.entries(graded), recorded, patterns=patterns)
-        stand_ins = steps.lay_graded(graded, base=task.base, protection=protection)
-        if stand_ins is None:
-            return None
-        protection = Protection(protection.reverted, {**protection.dropped, **stand_ins})
-        ensure_inside(workspace.path, laid_tests)
-        lay_files(repo, task.merge, laid_tests, workspace.path)
-        test = steps.commands.suite(
-            workspace.path,
-            env=steps.env,
-            mounts=steps.test_mounts,
-            log_dir=steps.log_dir,
-            report=False,
-        ).result
-    resolved = not marker_files and not unmerged and not abandoned and (test is None or test.ok)
-    return MergeGrade(
-        resolved=resolved,
-        exact=len(exact_files) == len(task.conflictFiles),
-        exact_tree=left == recorded,
-        exact_files=exact_files,
+    return _TreeChecks(
         marker_files=marker_files,
-        unmerged=unmerged,
-        outside=outside,
+        unmerged=[path for path in still if left.get(path) == start.get(path)],
+        outside=[path for path in changed if path not in conflicted],
         abandoned=abandoned,
-        test=test,
-        reverted=protection.reverted,
-        dropped=protection.dropped,
     )
+
+
+def _suite_on_result(
+    repo: Repository,
+    task: Task,
+    workspace: Workspace,
+    state: ConflictState,
+    config: RepoConfig,
+    diff: AgentDiff,
+    recorded: dict[str, tuple[str, str]],
+    steps: PairSteps,
+) -> tuple[process.CommandResult, Protection] | None:
+    """The suite on the agent's result, graded on the project's tests, as a fix is: protected
+    files the merge did not put in conflict go back to where the merge left them, what the
+    agent added that is not project code goes, and the recorded merge's test files are laid
+    over the result. None when the grading checkout's setup step fails."""
+    assert task.merge is not None
+    checkout = workspace.checkout
+    patterns = config.tests.patterns
+    protection = protect(
+        checkout,
+        diff,
+        state.start_tree,
+        patterns=patterns,
+        test_files=[path for path in recorded if is_test_file(path, patterns=patterns)],
+        editable=task.conflictFiles,
+    )
+    graded = checkout.write_tree()
+    laid_tests = _test_files_to_lay(checkout.entries(graded), recorded, patterns=patterns)
+    stand_ins = steps.lay_graded(graded, base=task.base, protection=protection)
+    if stand_ins is None:
+        return None
+    protection = Protection(protection.reverted, {**protection.dropped, **stand_ins})
+    ensure_inside(workspace.path, laid_tests)
+    lay_files(repo, task.merge, laid_tests, workspace.path)
+    test = steps.commands.suite(
+        workspace.path,
+        env=steps.env,
+        mounts=steps.test_mounts,
+        log_dir=steps.log_dir,
+        report=False,
+    ).result
+    return test, protection
 
 
 def _test_files_to_lay(

@@ -25,6 +25,7 @@ from gitgauge.core.errors import AdapterError, ConfigError
 from gitgauge.core.git import Repository
 from gitgauge.core.interrupt import deferred
 from gitgauge.core.records import ErrorCause, ErrorKind, Task
+from gitgauge.core.registry import Registry
 from gitgauge.core.sandbox import Exposure
 from gitgauge.core.schema import AgentConfig
 from gitgauge.core.transcript import MAX_TRANSCRIPT_BYTES, TRANSCRIPT_FILE, json_lines
@@ -187,27 +188,28 @@ class Adapter(ABC):
         """Let the agent work in `context.workspace`; never raise for the agent's own failures."""
 
 
-_REGISTRY: dict[str, type[Adapter]] = {}
+ADAPTERS: Registry[type[Adapter]] = Registry(
+    "adapter", builtins="gitgauge.running.adapters.builtins", error=ConfigError
+)
+"""Every adapter class, by its `name`."""
 
 
 def register(cls: type[Adapter]) -> type[Adapter]:
-    _REGISTRY[cls.name] = cls
-    return cls
+    """Class decorator: register an adapter under its `name`."""
+    return ADAPTERS.add(cls.name, cls)
 
 
 def adapter_names() -> list[str]:
-    _load_builtins()
-    return sorted(_REGISTRY)
+    return ADAPTERS.sorted()
 
 
 def create(config: AgentConfig, *, source: str) -> Adapter:
     """The adapter for `config`; an unknown name is a `ConfigError` listing the valid ones."""
-    _load_builtins()
-    cls = _REGISTRY.get(config.adapter)
+    cls = ADAPTERS.find(config.adapter)
     if cls is None:
         raise ConfigError(
             f"{source}: adapter: unknown adapter {config.adapter!r} "
-            f"(valid: {', '.join(sorted(_REGISTRY))})"
+            f"(valid: {', '.join(ADAPTERS.sorted())})"
         )
     if cls.needs_command and not (config.command and config.command.strip()):
         raise ConfigError(f"{source}: command: the {cls.name} adapter requires a command")
@@ -218,11 +220,6 @@ def create(config: AgentConfig, *, source: str) -> Adapter:
             f"the key (configDir is for claude-code and script{instead})"
         )
     return cls(config, source=source)
-
-
-def _load_builtins() -> None:
-    # Imported for their @register side effect; here, not at module top, to avoid an import cycle.
-    from gitgauge.running.adapters import baselines, claude_code, codex, script  # noqa: F401
 
 
 def run_cli(

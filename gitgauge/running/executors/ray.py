@@ -23,6 +23,7 @@ from gitgauge.core.errors import ConfigError, GitGaugeError
 from gitgauge.core.records import RunResult, Task
 from gitgauge.core.schema import RaySettings, RepoConfig
 from gitgauge.core.store import atomic_write_bytes, atomic_write_json
+from gitgauge.running.executors import PairExecutor
 from gitgauge.running.executors.shipped import (
     FixFiles,
     NodeFacts,
@@ -43,6 +44,7 @@ from gitgauge.running.executors.shipped_harness import (
 )
 
 if TYPE_CHECKING:
+    from gitgauge.running.gate import RunGate
     from gitgauge.running.pair import Pair
     from gitgauge.running.plan import PairJob, PlannedConfig
 
@@ -73,7 +75,11 @@ def ray_available() -> bool:
     return ray is not None
 
 
-class RayExecutor:
+class RayExecutor(PairExecutor):
+    """Every pending pair submitted at once as a Ray task; results as pairs finish."""
+
+    name = "ray"
+
     def __init__(self, settings: RaySettings, nodes: dict[str, str]) -> None:
         self.settings = settings
         self.nodes = nodes
@@ -129,7 +135,9 @@ class RayExecutor:
         pair: Pair,
         *,
         on_start: Callable[[PlannedConfig, Task], None],
+        gate: RunGate | None = None,
     ) -> Generator[RunResult, None, None]:
+        # Every pair starts at once: `gate` only counts them (a stopped config is reported).
         self.run_id = pair.run_id
         env = {name: os.environ[name] for name in self.settings.env if name in os.environ}
         for name in self.settings.env:
@@ -176,7 +184,10 @@ class RayExecutor:
                 ready, _ = ray.wait(list(running), num_returns=1, timeout=1.0)
                 for ref in ready:
                     job = running.pop(ref)
-                    yield self._receive(ref, job, pair)
+                    result = self._receive(ref, job, pair)
+                    if gate is not None:
+                        gate.finished(job, result)
+                    yield result
         finally:
             if running:
                 self._stop(list(running))

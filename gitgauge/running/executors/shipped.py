@@ -41,6 +41,7 @@ from gitgauge.core.sandbox import prepare as prepare_sandbox
 from gitgauge.core.schema import RepoConfig, WorktreeSettings
 from gitgauge.core.store import Store
 from gitgauge.running.adapters.base import Adapter
+from gitgauge.running.executors import other_parent
 from gitgauge.running.executors.shipped_harness import ShippedHarness, materialize_harness
 
 NODE_PREFIX = "gitgauge-ray-"
@@ -58,9 +59,10 @@ class FixFiles:
     submodules: frozenset[str] = frozenset()
     changes: tuple[ChangedPath, ...] | None = None
     """base..fix changes, shipped only for adapters that read the fix (`gold`)."""
-    tree: str | None = None
-    """A merge task's recorded merge (its `fix`) as `git ls-tree -r -z` lists it: object ids
-    and paths, never contents, for grading by blob id (`exact`, `exactTree`)."""
+    trees: dict[str, str] = field(default_factory=dict)
+    """Commit -> its tree as `git ls-tree -r -z` lists it, for each commit the kind's grading
+    compares by object id (`TaskKind.compared_trees`: a merge's recorded merge, for `exact` and
+    `exactTree`): object ids and paths, never contents."""
 
 
 def fix_files(repo: Repository, task: Task, *, with_source: bool) -> FixFiles:
@@ -77,9 +79,9 @@ def fix_files(repo: Repository, task: Task, *, with_source: bool) -> FixFiles:
                     paths.append(path)
     submodules = frozenset(path for path in paths if repo.is_submodule(task.fix, path))
     files = {path: repo.read_blob(task.fix, path) for path in paths if path not in submodules}
-    # A merge's grading compares trees by id: its recorded tree's listing travels, ids only.
-    tree = repo.tree_listing(task.fix) if task.merge is not None else None
-    return FixFiles(fix=task.fix, files=files, submodules=submodules, changes=changes, tree=tree)
+    # Grading that compares trees by id (a merge's) gets their listings, ids only.
+    trees = {commit: repo.tree_listing(commit) for commit in kind.compared_trees(task)}
+    return FixFiles(fix=task.fix, files=files, submodules=submodules, changes=changes, trees=trees)
 
 
 def history_tips(task: Task) -> tuple[str, ...]:
@@ -115,11 +117,11 @@ class ShippedRepository(Repository):
         return path in self.fix.submodules
 
     def tree_listing(self, commit: str) -> str:
+        if commit in self.fix.trees:
+            return self.fix.trees[commit]
         if commit != self.fix.fix:
             return super().tree_listing(commit)
-        if self.fix.tree is None:
-            raise GitError(f"the tree of {commit[:12]} was not sent to this node")
-        return self.fix.tree
+        raise GitError(f"the tree of {commit[:12]} was not sent to this node")
 
     def diff_names(self, old: str, new: str) -> list[ChangedPath]:
         if new != self.fix.fix:
@@ -252,7 +254,7 @@ def run_on_node(
                     link=[],
                     warn=warnings.append,
                     copy=HistoryCopy(copy, task.base),
-                    other=history_tips(task)[1] if len(history_tips(task)) > 1 else None,
+                    other=other_parent(task),
                 ) as prepared:
                     result = pair.run(planned, task, prepared, attempt=request.attempt, slot=slot)
         logs = {
@@ -271,7 +273,8 @@ def run_on_node(
 def node_sandbox(
     config: RepoConfig, source: str, adapter: Adapter, warn: Callable[[str], None]
 ) -> Sandbox | None:
-    """This node's sandbox for a pair, from the run's `run.sandbox`: its own bwrap, its own
+    """This node's sandbox for a pair, from the run's `run.sandbox` (the mode
+    `running.sandboxing.resolve_sandbox` gave, `--sandbox` included): its own bwrap, its own
     paths (the agent's binary, the testCommand's programs, its $HOME); nothing of the user's
     repository is here to hide, but the node's temporary directory, with every history copy and
     workspace of the run, is. `auto` without a working bwrap: None and a warning;
