@@ -1,5 +1,5 @@
-"""The claude-code adapter against the fake `claude` (tests/fake_claude.py): argv, stdin, working
-directory, the JSON result's cost and tokens, and every way a run can fail."""
+"""The claude-code adapter against the fake `claude` (tests/helpers/fakes/claude.py): argv, stdin,
+working directory, the JSON result's cost and tokens, and every way a run can fail."""
 
 from __future__ import annotations
 
@@ -9,16 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GitRepo, pid_alive
-from fake_claude import FAKE_CLAUDE, envelope_fixture, fake_claude_env, read_record
+from helpers.adapters import context_for
+from helpers.fakes.claude import FAKE_CLAUDE, envelope_fixture, fake_claude_env, read_record
+from helpers.processes import pid_alive
+from helpers.repos import GitRepo
 
-from gitgauge.core import process
 from gitgauge.core.claude import parse_result
 from gitgauge.core.errors import AdapterError
-from gitgauge.core.git import Repository
-from gitgauge.core.records import Task
 from gitgauge.core.schema import AgentConfig
-from gitgauge.running.adapters.base import Adapter, AdapterContext, AdapterOutcome, create
+from gitgauge.running.adapters.base import Adapter, AdapterOutcome, create
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
@@ -50,33 +49,6 @@ def claude_adapter(
     return create(config, source=source)
 
 
-def context_for(
-    workspace: GitRepo,
-    env_additions: dict[str, str],
-    *,
-    timeout_seconds: float = 120.0,
-) -> AdapterContext:
-    head = workspace.git("rev-parse", "HEAD").strip()
-    task = Task(
-        id=f"{head[:7]}-fix-divide",
-        base=head,
-        fix=head,
-        subject="fix: divide crashes on zero",
-        prompt=PROMPT,
-        testFiles=["tests/test_calc.py"],
-        promptQuality="title-only",
-        minedAt="2024-01-01T00:00:00Z",
-    )
-    return AdapterContext(
-        workspace=workspace.root,
-        task=task,
-        repo=Repository(workspace.root),
-        timeout_seconds=timeout_seconds,
-        env=process.clean_env(cwd=workspace.root, extra=env_additions),
-        log_dir=workspace.root.parent / "logs",
-    )
-
-
 def run_fake(
     tmp_path: Path,
     workspace: GitRepo,
@@ -86,7 +58,7 @@ def run_fake(
     timeout_seconds: float = 120.0,
 ) -> tuple[AdapterOutcome, dict[str, str]]:
     env = fake_claude_env(tmp_path, scenario)
-    context = context_for(workspace, env, timeout_seconds=timeout_seconds)
+    context = context_for(workspace, env, prompt=PROMPT, timeout_seconds=timeout_seconds)
     outcome = (adapter or claude_adapter()).run(context)
     return outcome, env
 
@@ -195,7 +167,7 @@ def test_claude_found_on_path(
     adapter = claude_adapter()
     adapter.check()
 
-    outcome = adapter.run(context_for(workspace, env))
+    outcome = adapter.run(context_for(workspace, env, prompt=PROMPT))
 
     assert outcome.ok and outcome.cost_usd == 0.5
     assert Path(read_record(env)["program"]).name == "claude"
@@ -415,7 +387,7 @@ def test_override_beats_path(
     env = fake_claude_env(tmp_path, {})
     env["PATH"] = f"{decoy}{os.pathsep}{os.environ['PATH']}"
 
-    outcome = claude_adapter().run(context_for(workspace, env))
+    outcome = claude_adapter().run(context_for(workspace, env, prompt=PROMPT))
 
     assert outcome.ok, outcome.error_message
     assert Path(read_record(env)["program"]) == FAKE_CLAUDE
@@ -424,7 +396,7 @@ def test_override_beats_path(
 def test_binary_gone_at_run_time_is_an_outcome(tmp_path: Path, workspace: GitRepo) -> None:
     env = {"GITGAUGE_CLAUDE_BIN": str(tmp_path / "gone")}
 
-    outcome = claude_adapter().run(context_for(workspace, env))
+    outcome = claude_adapter().run(context_for(workspace, env, prompt=PROMPT))
 
     assert outcome.error_kind == "adapter-exit"
     assert outcome.error_message is not None

@@ -1,5 +1,5 @@
 """The codex adapter against the REAL Codex CLI (npm `@openai/codex`), pointed at a loopback fake
-of the OpenAI Responses API (tests/fake_responses_api.py): argv, stdin, working directory, the
+of the OpenAI Responses API (helpers/fakes/responses_api.py): argv, stdin, working directory, the
 edit it makes through its command tool, the tokens of its `--json` events, pricing, failures, an
 agent config's harness (`prompt:` template, an `AGENTS.md` in `files`, `env`) reaching what codex
 sends, and gold / noop / codex side by side on the demo repository through the CLI. (Codex inside
@@ -23,17 +23,18 @@ from typing import TypeVar
 
 import pytest
 import yaml
-from conftest import GitRepo, isolate, processes_with, run_gitgauge
-from fake_claude import envelope_fixture, fake_claude_env
-from fake_responses_api import FakeResponsesAPI, Request, codex_env, codex_home
-from real_components import require
+from helpers.adapters import context_for
+from helpers.cli import run_gitgauge
+from helpers.components import require
+from helpers.environment import isolate
+from helpers.fakes.claude import envelope_fixture, fake_claude_env
+from helpers.fakes.responses_api import FakeResponsesAPI, Request, codex_env, codex_home
+from helpers.processes import processes_with
+from helpers.repos import GitRepo
 
-from gitgauge.core import process
 from gitgauge.core.errors import AdapterError
-from gitgauge.core.git import Repository
-from gitgauge.core.records import Task
 from gitgauge.core.schema import AgentConfig, Pricing
-from gitgauge.running.adapters.base import Adapter, AdapterContext, AdapterOutcome, create
+from gitgauge.running.adapters.base import Adapter, AdapterOutcome, create
 from gitgauge.running.adapters.codex import (
     BASE_ARGS,
     codex_argv,
@@ -94,30 +95,6 @@ def workspace(git_repo: GitRepo) -> GitRepo:
     return git_repo
 
 
-def context_for(
-    workspace: GitRepo, env_additions: dict[str, str], *, timeout_seconds: float = 120.0
-) -> AdapterContext:
-    head = workspace.git("rev-parse", "HEAD").strip()
-    task = Task(
-        id=f"{head[:7]}-fix-divide",
-        base=head,
-        fix=head,
-        subject="fix: divide crashes on zero",
-        prompt=PROMPT,
-        testFiles=["tests/test_calc.py"],
-        promptQuality="title-only",
-        minedAt="2024-01-01T00:00:00Z",
-    )
-    return AdapterContext(
-        workspace=workspace.root,
-        task=task,
-        repo=Repository(workspace.root),
-        timeout_seconds=timeout_seconds,
-        env=process.clean_env(cwd=workspace.root, extra=env_additions),
-        log_dir=workspace.root.parent / "logs",
-    )
-
-
 def run_codex(
     tmp_path: Path,
     workspace: GitRepo,
@@ -138,7 +115,7 @@ def run_codex(
         "RECORD_DIR": str(records),
         "REAL_CODEX": REAL_CODEX,
     }
-    context = context_for(workspace, env, timeout_seconds=timeout_seconds)
+    context = context_for(workspace, env, prompt=PROMPT, timeout_seconds=timeout_seconds)
     return (adapter or codex_adapter()).run(context), records
 
 
@@ -265,7 +242,7 @@ def test_codex_connects_to_nothing_but_the_loopback_fake(
             "TRACE_FILE": str(trace),
             "REAL_CODEX": REAL_CODEX,
         }
-        outcome = codex_adapter().run(context_for(workspace, env))
+        outcome = codex_adapter().run(context_for(workspace, env, prompt=PROMPT))
 
     assert outcome.ok, outcome.error_message
     inet = [line for line in trace.read_text().splitlines() if "AF_INET" in line]

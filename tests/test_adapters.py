@@ -8,43 +8,29 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import GitRepo
+from helpers.adapters import ADAPTER_MINED_AT, adapter_context
+from helpers.records import fix_task
+from helpers.repos import GitRepo
 
-from gitgauge.core import process
 from gitgauge.core.config import load_agent_config
 from gitgauge.core.errors import ConfigError
-from gitgauge.core.git import Repository
 from gitgauge.core.records import Task
 from gitgauge.core.schema import AgentConfig
-from gitgauge.running.adapters.base import AdapterContext, adapter_names, create
+from gitgauge.running.adapters.base import adapter_names, create
 from gitgauge.running.harness import prepare
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def make_task(base: str, fix: str, *, prompt: str = "Fix the following bug:\n\nfix: it") -> Task:
-    return Task(
+    return fix_task(
+        base,
+        fix,
+        "fix: it",
+        ["tests/test_calc.py"],
         id=f"{fix[:7]}-fix-it",
-        base=base,
-        fix=fix,
-        subject="fix: it",
         prompt=prompt,
-        testFiles=["tests/test_calc.py"],
-        promptQuality="title-only",
-        minedAt="2024-01-01T00:00:00Z",
-    )
-
-
-def make_context(
-    repo_root: Path, workspace: Path, task: Task, *, timeout_seconds: float = 60.0
-) -> AdapterContext:
-    return AdapterContext(
-        workspace=workspace,
-        task=task,
-        repo=Repository(repo_root),
-        timeout_seconds=timeout_seconds,
-        env=process.clean_env(cwd=workspace),
-        log_dir=workspace.parent / "logs",
+        minedAt=ADAPTER_MINED_AT,
     )
 
 
@@ -171,7 +157,7 @@ def test_script_gets_prompt_and_task_id_and_runs_in_the_workspace(script_repo: G
         " && pwd -P > cwd.txt && echo agent-out && echo agent-err >&2"
     )
     config, source = script_adapter(command)
-    context = make_context(script_repo.root, script_repo.root, task)
+    context = adapter_context(script_repo.root, script_repo.root, task)
 
     outcome = create(config, source=source).run(context)
 
@@ -190,7 +176,7 @@ def test_script_exit_code_is_an_adapter_exit(script_repo: GitRepo) -> None:
     config, source = script_adapter("echo 'gave up on it' >&2; exit 3")
 
     outcome = create(config, source=source).run(
-        make_context(script_repo.root, script_repo.root, make_task(head, head))
+        adapter_context(script_repo.root, script_repo.root, make_task(head, head))
     )
 
     assert outcome.error_kind == "adapter-exit"
@@ -202,7 +188,7 @@ def test_script_exit_code_is_an_adapter_exit(script_repo: GitRepo) -> None:
 def test_script_timeout_is_an_adapter_timeout(script_repo: GitRepo) -> None:
     head = script_repo.git("rev-parse", "HEAD").strip()
     config, source = script_adapter("sleep 120 & sleep 120")
-    context = make_context(
+    context = adapter_context(
         script_repo.root, script_repo.root, make_task(head, head), timeout_seconds=0.5
     )
 
@@ -219,7 +205,7 @@ def test_a_script_that_cannot_start_says_why(script_repo: GitRepo) -> None:
     the result says so (it said `command exited None`)."""
     head = script_repo.git("rev-parse", "HEAD").strip()
     config, source = script_adapter("true")
-    context = make_context(script_repo.root, script_repo.root, make_task(head, head))
+    context = adapter_context(script_repo.root, script_repo.root, make_task(head, head))
     context = replace(context, env={**context.env, "HUGE": "x" * (200 * 1024)})
 
     outcome = create(config, source=source).run(context)
@@ -238,7 +224,7 @@ def test_a_long_prompt_is_cut_in_the_variable_and_whole_in_the_file(script_repo:
     )
     warned: list[str] = []
     context = replace(
-        make_context(script_repo.root, script_repo.root, make_task(head, head, prompt=prompt)),
+        adapter_context(script_repo.root, script_repo.root, make_task(head, head, prompt=prompt)),
         warn=warned.append,
     )
 
@@ -291,7 +277,7 @@ def test_gold_lays_down_the_fix_without_its_tests(
     workspace = checkout_copy(repo, base, tmp_path / "workspace")
     gold = create(AgentConfig(name="gold", adapter="gold"), source="gold.yaml")
 
-    outcome = gold.run(make_context(repo.root, workspace, make_task(base, fix)))
+    outcome = gold.run(adapter_context(repo.root, workspace, make_task(base, fix)))
 
     assert outcome.ok
     assert outcome.cost_usd is None
@@ -315,7 +301,7 @@ def test_gold_keeps_an_executable_bit(tmp_path: Path, git_repo: GitRepo) -> None
     workspace = checkout_copy(git_repo, base, tmp_path / "workspace")
     gold = create(AgentConfig(name="gold", adapter="gold"), source="gold.yaml")
 
-    gold.run(make_context(git_repo.root, workspace, make_task(base, fix)))
+    gold.run(adapter_context(git_repo.root, workspace, make_task(base, fix)))
 
     tool = workspace / "bin/tool"
     assert tool.read_text() == "#!/bin/sh\necho new\n"
@@ -328,7 +314,7 @@ def test_noop_changes_nothing(tmp_path: Path, fixed_repo: tuple[GitRepo, str, st
     before = tracked_state(workspace)
     noop = create(AgentConfig(name="noop", adapter="noop"), source="noop.yaml")
 
-    outcome = noop.run(make_context(repo.root, workspace, make_task(base, fix)))
+    outcome = noop.run(adapter_context(repo.root, workspace, make_task(base, fix)))
 
     assert outcome.ok
     assert tracked_state(workspace) == before

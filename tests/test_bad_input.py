@@ -24,34 +24,21 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import GITGAUGE, GitRepo, run_gitgauge
-from mine_helpers import isolated, new_repo
+from helpers.cli import GITGAUGE, run_gitgauge
+from helpers.environment import isolated
+from helpers.repos import GitRepo, new_repo, runner_source
 
 from gitgauge.core.records import RunResult
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
 
-CHECK_PY = '''\
-"""Every test_* function of tests/**/test_*.py, with src/ importable; exit 1 on a failure."""
-import pathlib
-import sys
-import traceback
-
-sys.path.insert(0, "src")
-failed = 0
-for path in sorted(pathlib.Path("tests").rglob("test_*.py")):
-    scope = {"__file__": path.as_posix()}
-    exec(compile(path.read_text(encoding="utf-8"), path.as_posix(), "exec"), scope)
-    for name, check in sorted(scope.items()):
-        if name.startswith("test_") and callable(check):
-            try:
-                check()
-            except Exception:
-                failed += 1
-                traceback.print_exc()
-sys.exit(1 if failed else 0)
-'''
+CHECK_PY = runner_source(
+    '"""Every test_* function of tests/**/test_*.py, with src/ importable; exit 1 on any."""\n'
+    "import runpy\nimport sys\nimport traceback\nfrom pathlib import Path\n\n"
+    'sys.path.insert(0, "src")\n',
+    recursive=True,
+)
 TEST_COMMAND = f"{sys.executable} check.py"
 
 ODD_DIR = 'tests/odd name/it\'s "quoted"/ünïcödé 수정/d1/d2/d3/d4/d5/d6'

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import GitRepo, run_gitgauge
+from helpers.cli import run_gitgauge
+from helpers.repos import GitRepo, new_repo
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
@@ -168,9 +169,7 @@ def brute_force_chains(repo: GitRepo) -> list[tuple[tuple[str, ...], str]]:
 @pytest.mark.parametrize("seed", [24])
 def test_mined_chains_equal_a_brute_force_reading_of_the_rule(seed: int, tmp_path: Path) -> None:
     root = tmp_path / "repo"
-    root.mkdir()
-    repo = GitRepo(root)
-    repo.git("init", "-q", "-b", "main")
+    repo = new_repo(root)
     subprocess.run(
         ["git", "fast-import", "--quiet"],
         cwd=root,

@@ -1,5 +1,5 @@
 """Commit-history tasks end to end, through the real CLI: `gitgauge mine --chains` on a history
-with chains of each kind (`chain_helpers.py`), then `gitgauge run --judge` with gold, noop, a
+with chains of each kind (`helpers/repos/chains.py`), then `gitgauge run --judge` with gold, noop, a
 probe that journals what its workspace holds, and scripted agents that squash, drop a hunk,
 leave the rebase paused or commit the tests first, judged by the loopback fake of the Messages
 API (the SDK backend), then `report` and `compare`.
@@ -17,13 +17,15 @@ from typing import Any
 
 import pytest
 import yaml
-from chain_helpers import ChainRepo, build_chain_repo
-from conftest import GitRepo, run_gitgauge, runs_in_order
-from fake_anthropic import FakeAnthropic, RecordedRequest
-from fake_anthropic import serve as serve_anthropic
-from fake_claude import envelope_fixture, fake_claude_env, read_records
-from mine_helpers import isolated
-from test_rewrite import path_without_claude
+from helpers.cli import run_gitgauge
+from helpers.configs import configs_args, gold_noop_and, write_configs
+from helpers.environment import isolated, path_without_claude
+from helpers.fakes.anthropic_api import FakeAnthropic, RecordedRequest
+from helpers.fakes.anthropic_api import serve as serve_anthropic
+from helpers.fakes.claude import envelope_fixture, fake_claude_env, read_records
+from helpers.repos import GitRepo, new_repo
+from helpers.repos.chains import ChainRepo, build_chain_repo
+from helpers.results import Watched, journal_and_tmp, runs_in_order
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
@@ -71,15 +73,9 @@ TESTS_FIRST = (
     "git add tests 2>/dev/null && git commit -q -m 'Test doubling first'; "
     "git add -A && git commit -q -m 'Then the code'"
 )
-CONFIGS = {
-    "gold": {"adapter": "gold"},
-    "noop": {"adapter": "noop"},
-    "probe": {"adapter": "script", "command": PROBE},
-    "squash": {"adapter": "script", "command": SQUASH},
-    "dropper": {"adapter": "script", "command": DROPPER},
-    "paused": {"adapter": "script", "command": PAUSED},
-    "testsfirst": {"adapter": "script", "command": TESTS_FIRST},
-}
+CONFIGS = gold_noop_and(
+    probe=PROBE, squash=SQUASH, dropper=DROPPER, paused=PAUSED, testsfirst=TESTS_FIRST
+)
 BLOCK = re.compile(
     r"<untrusted-series-([ab])-([0-9a-f]{32})>\n(.*?)\n</untrusted-series-\1-\2>", re.S
 )
@@ -107,7 +103,7 @@ def fewer_commits_win(request: RecordedRequest) -> str:
 
 
 @dataclass(frozen=True)
-class Mined:
+class Mined(Watched):
     built: ChainRepo
     mine_output: str
     tasks: dict[tuple[str, str], dict[str, Any]]
@@ -119,19 +115,12 @@ class Mined:
     run_output: str
     report: str
     report_tasks: str
-    journal: Path
-    before: dict[str, str]
-    after: dict[str, str]
-    temp_left: list[str]
 
 
 @pytest.fixture(scope="module")
 def mined(tmp_path_factory: pytest.TempPathFactory) -> Mined:
     base = tmp_path_factory.mktemp("chains")
-    private_tmp = base / "tmp"
-    private_tmp.mkdir()
-    journal = base / "journal"
-    journal.mkdir()
+    journal, private_tmp = journal_and_tmp(base)
     with isolated(base), serve_anthropic() as fake:
         built = build_chain_repo(base / "repo")
         root = built.root
@@ -139,10 +128,7 @@ def mined(tmp_path_factory: pytest.TempPathFactory) -> Mined:
         (root / "gitgauge.yaml").write_text(
             "testCommand: python3 run_tests.py\nchains:\n  testEachCommit: true\n"
         )
-        configs = base / "configs"
-        configs.mkdir()
-        for name, body in CONFIGS.items():
-            (configs / f"{name}.yaml").write_text(yaml.safe_dump({"name": name, **body}))
+        configs = write_configs(base / "configs", CONFIGS)
         before = GitRepo(root).snapshot()
         env = dict(
             os.environ,
@@ -156,16 +142,9 @@ def mined(tmp_path_factory: pytest.TempPathFactory) -> Mined:
         fake.answer(fewer_commits_win)
         # No sandbox: the probe writes its journal outside the workspace (the sandbox has its
         # own tests; `test_a_sandboxed_agent_finishes_the_rebase` runs one in it).
+        args = configs_args(*configs.values())
         run = run_gitgauge(
-            "run",
-            "--sandbox",
-            "none",
-            "--judge",
-            "-j",
-            "2",
-            *(arg for name in CONFIGS for arg in ("-c", str(configs / f"{name}.yaml"))),
-            cwd=root,
-            env=env,
+            "run", "--sandbox", "none", "--judge", "-j", "2", *args, cwd=root, env=env
         )
         assert run.returncode == 0, run.stderr + run.stdout
         report = run_gitgauge("report", cwd=root, env=env)
@@ -612,9 +591,7 @@ def test_with_the_full_history_both_workspaces_start_on_the_chain_not_on_your_ma
     is past the chain here): the workspace's own `main` still starts where the kind says."""
     with isolated(tmp_path):
         root = tmp_path / "repo"
-        root.mkdir()
-        repo = GitRepo(root)
-        repo.git("init", "-q", "-b", "main")
+        repo = new_repo(root)
         parent = repo.commit(
             "Start",
             files={
@@ -631,12 +608,8 @@ def test_with_the_full_history_both_workspaces_start_on_the_chain_not_on_your_ma
         tip = repo.commit("Later work", files={"b.txt": "b\n"})
         mined = run_gitgauge("mine", "--chains", cwd=root)
         assert mined.returncode == 0, mined.stderr
-        configs = tmp_path / "configs"
-        configs.mkdir()
-        args: list[str] = []
-        for name in ("gold", "noop", "probe", "squash"):
-            (configs / f"{name}.yaml").write_text(yaml.safe_dump({"name": name, **CONFIGS[name]}))
-            args += ["-c", str(configs / f"{name}.yaml")]
+        used = {name: CONFIGS[name] for name in ("gold", "noop", "probe", "squash")}
+        args = configs_args(*write_configs(tmp_path / "configs", used).values())
         journal = tmp_path / "journal"
         journal.mkdir()
         env = dict(os.environ, CHAIN_JOURNAL=str(journal))
@@ -666,8 +639,8 @@ def test_with_the_full_history_both_workspaces_start_on_the_chain_not_on_your_ma
 def test_without_an_api_key_the_judge_is_the_claude_cli(
     judge_repo: ChainRepo, tmp_path: Path
 ) -> None:
-    """The second backend of prompt rewriting (a fake `claude` here: `fake_claude.py`), fed the
-    request on stdin, with no tools and an empty working directory."""
+    """The second backend of prompt rewriting (a fake `claude` here: helpers/fakes/claude.py), fed
+    the request on stdin, with no tools and an empty working directory."""
     root = judge_repo.root
     (zeta,) = [p.stem for p in (root / ".gitgauge" / "tasks").glob("*-commits-document-*.yaml")]
     config = tmp_path / "squash.yaml"

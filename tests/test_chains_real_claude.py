@@ -1,7 +1,7 @@
 """A `kind: commits` task done end to end by the REAL claude CLI (npm `@anthropic-ai/claude-code`)
 through the `claude-code` adapter, in the sandbox, against the loopback fake Messages API of
-`fake_messages_api.py`: its scripted model commits the work tree with the Bash tool, and the
-judge (the Anthropic SDK, pointed at the same fake) compares that series with the original.
+`helpers/fakes/messages_api.py`: its scripted model commits the work tree with the Bash tool, and
+the judge (the Anthropic SDK, pointed at the same fake) compares that series with the original.
 Skipped when the CLI is missing, failed under `CI=true`.
 """
 
@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from chain_helpers import build_chain_repo
-from conftest import run_gitgauge
-from fake_messages_api import INPUT_TOKENS, CommandRule, RecordedRequest, Reply, serve
-from mine_helpers import isolated
-from real_claude import claude_binary, claude_env
+from helpers.cli import run_gitgauge
+from helpers.components import claude_binary, claude_env
+from helpers.configs import agent_config
+from helpers.environment import isolated
+from helpers.fakes.messages_api import INPUT_TOKENS, CommandRule, RecordedRequest, Reply, serve
+from helpers.repos.chains import build_chain_repo
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
@@ -48,16 +49,8 @@ def test_the_real_claude_cli_commits_the_work_tree_as_a_series(tmp_path: Path) -
     task = yaml.safe_load(task_file.read_text())
     private = tmp_path / "gitgauge-tmp"
     private.mkdir()
-    config = tmp_path / "real.yaml"
-    config.write_text(
-        yaml.safe_dump(
-            {
-                "name": "real",
-                "adapter": "claude-code",
-                "model": MODEL,
-                "args": ["--allowedTools", "Bash"],
-            }
-        )
+    config = agent_config(
+        tmp_path, "real", adapter="claude-code", model=MODEL, args=["--allowedTools", "Bash"]
     )
     with serve() as api:
         command = (
@@ -69,7 +62,7 @@ def test_the_real_claude_cli_commits_the_work_tree_as_a_series(tmp_path: Path) -
         env = claude_env(api.base_url, tmp_path / "claude-home")
         env["TMPDIR"] = str(private)
         outcome = run_gitgauge(
-            "run", "--judge", "-c", str(config), "--task", task["id"], cwd=built.root, env=env
+            "run", "--judge", "-c", config, "--task", task["id"], cwd=built.root, env=env
         )
         assert outcome.returncode == 0, outcome.stderr + outcome.stdout
         assert api.escapes() == [], "the CLI tried to reach another host"

@@ -17,7 +17,9 @@ from statistics import NormalDist, fmean
 from typing import Any
 
 import pytest
-from conftest import GitRepo, run_gitgauge
+from helpers.cli import run_gitgauge
+from helpers.records import result as outcome
+from helpers.repos import GitRepo
 
 from gitgauge.core.records import RunManifest, RunResult
 from gitgauge.core.schema import AgentConfig, Timeouts
@@ -29,20 +31,6 @@ pytestmark = pytest.mark.slow
 RUN_1 = "20240101T000000Z-aaaaaa"
 RUN_2 = "20240102T000000Z-bbbbbb"
 Z95 = NormalDist().inv_cdf(0.975)
-
-
-def outcome(
-    config: str, task: str, status: str, *, run_id: str = RUN_1, **fields: Any
-) -> RunResult:
-    return RunResult(
-        runId=run_id,
-        config=config,
-        task=task,
-        status=status,  # type: ignore[arg-type]
-        startedAt="2024-01-01T00:00:00.000+00:00",
-        finishedAt="2024-01-01T00:01:00.000+00:00",
-        **fields,
-    )
 
 
 def store_run(

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import GitRepo, run_gitgauge
+from helpers.cli import run_gitgauge
+from helpers.repos import GitRepo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import GitRepo, run_gitgauge
-from mine_helpers import mine_env, sample_root_files, write_config
+from helpers.cli import run_gitgauge
+from helpers.repos import GitRepo
+from helpers.repos.sample import mine_env, sample_root_files, write_config
 
 from gitgauge.core.config import parse_config_text
 from gitgauge.core.errors import ConfigError

@@ -8,7 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import DemoRun, run_gitgauge
+from helpers.cli import run_gitgauge
+from helpers.demo import DemoRun
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow

@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import GitRepo, isolate, run_gitgauge
-from real_components import require
+from helpers.cli import run_gitgauge
+from helpers.components import require
+from helpers.environment import isolate
+from helpers.repos import GitRepo, new_repo
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
@@ -35,9 +37,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
     with pytest.MonkeyPatch.context() as patch:
         isolate(base / "home", patch)
         root = base / "project"
-        root.mkdir()
-        repo = GitRepo(root)
-        repo.git("init", "-q", "-b", "main")
+        repo = new_repo(root)
         repo.commit(
             "Initial",
             files={"src/calc.py": CALC, "tests/test_calc.py": TESTS, "README.md": "# calc\n"},

@@ -25,8 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import GITGAUGE, GitRepo, run_gitgauge
-from mine_helpers import add_then_fix, isolated, new_repo, wait_until_gone
+from helpers.cli import in_background, run_gitgauge
+from helpers.environment import isolated
+from helpers.processes import wait_until_gone
+from helpers.repos import GitRepo, new_repo
+from helpers.repos.sample import add_then_fix
 
 import gitgauge
 from gitgauge.core import fingerprint
@@ -684,16 +687,10 @@ def test_ctrl_c_cancels_the_pairs_and_leaves_nothing_on_the_nodes(
     agent = write_agent(
         tmp_path, "sleeper", "script", f'echo $$ > {marks}/"$GITGAUGE_TASK_ID"; exec sleep 120'
     )
-    child = subprocess.Popen(
-        # Unsandboxed: the agents write their pids into the test's directory.
-        [*GITGAUGE, "run", "-c", str(agent), "--sandbox", "none", *ray_flags(cluster)],
-        cwd=repo.root,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
+    # Unsandboxed: the agents write their pids into the test's directory.
+    with in_background(
+        "run", "-c", str(agent), "--sandbox", "none", *ray_flags(cluster), cwd=repo.root
+    ) as child:
         deadline = time.monotonic() + 90
         while len(list(marks.iterdir())) < 2 and time.monotonic() < deadline:
             assert child.poll() is None, child.communicate()
@@ -702,10 +699,6 @@ def test_ctrl_c_cancels_the_pairs_and_leaves_nothing_on_the_nodes(
         assert len(agents) == 2, "both nodes should be running an agent"
         child.send_signal(signal.SIGINT)
         stdout, stderr = child.communicate(timeout=90)
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
     assert child.returncode == 130, stderr
     assert "interrupted" in stderr
     assert all(wait_until_gone(pid) for pid in agents), "an agent outlived the run"
@@ -746,16 +739,17 @@ def test_a_node_dying_mid_run_retries_its_pairs_or_records_executor_lost(
         f'echo $$ > {marks}/"$(basename "$(dirname "$TMPDIR")")-$GITGAUGE_TASK_ID-$$"; '
         "sleep 2; echo ok >> README.md",
     )
-    child = subprocess.Popen(
-        [*GITGAUGE, "run", "-c", str(agent), "--repeat", "2", "--sandbox", "none"]
-        + ray_flags(cluster),
+    with in_background(
+        "run",
+        "-c",
+        str(agent),
+        "--repeat",
+        "2",
+        "--sandbox",
+        "none",
+        *ray_flags(cluster),
         cwd=repo.root,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
+    ) as child:
         deadline = time.monotonic() + 90
         while not list(marks.glob("n2-*")) and time.monotonic() < deadline:
             assert child.poll() is None, child.communicate()
@@ -763,10 +757,6 @@ def test_a_node_dying_mid_run_retries_its_pairs_or_records_executor_lost(
         assert list(marks.glob("n2-*")), "no pair started on the second node"
         cluster.kill(SECOND_IP)
         stdout, stderr = child.communicate(timeout=180)
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
     assert child.returncode == 0, stderr
     run = run_dir(repo, stdout)
     first = results(run)

@@ -29,7 +29,8 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import isolate, run_gitgauge
+from helpers.cli import run_gitgauge
+from helpers.environment import isolate
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow

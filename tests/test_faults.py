@@ -15,8 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import GITGAUGE, GitRepo, run_gitgauge
-from mine_helpers import wait_for_file, wait_until_gone
+from helpers.cli import GITGAUGE, in_background, run_gitgauge, start_in_background
+from helpers.processes import wait_for_file, wait_until_gone
+from helpers.repos import GitRepo, new_repo
 
 from gitgauge.core.git import Repository, fingerprint
 from gitgauge.running.workspace import HistoryCopies, TaskWorkspaces
@@ -114,12 +115,11 @@ def test_interrupt_during_mine_cleans_up_and_exits_130(
     private_tmp = _private_tmp(git_repo)
     before = git_repo.snapshot()
     pid_file = git_repo.root.parent / "child-pids.txt"
-    child = subprocess.Popen(
-        [*GITGAUGE, "mine", "-j", "2"],
+    child = start_in_background(
+        "mine",
+        "-j",
+        "2",
         cwd=git_repo.root,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
         env=dict(os.environ, CHILD_PIDS=str(pid_file), TMPDIR=str(private_tmp)),
     )
     _wait_for_checkout(private_tmp)
@@ -144,21 +144,12 @@ def test_ctrl_c_during_the_suite_says_nothing_about_its_report(git_repo: GitRepo
     the warning ("testCommand wrote no JUnit XML report") is for suites that ran."""
     _slow_repo(git_repo, fixes=1)
     pid_file = git_repo.root.parent / "child-pids.txt"
-    child = subprocess.Popen(
-        [*GITGAUGE, "mine"],
-        cwd=git_repo.root,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=dict(os.environ, CHILD_PIDS=str(pid_file)),
-    )
-    try:
+    with in_background(
+        "mine", cwd=git_repo.root, env=dict(os.environ, CHILD_PIDS=str(pid_file))
+    ) as child:
         wait_for_file(pid_file)  # the suite runs
         child.send_signal(signal.SIGINT)
         out, err = child.communicate(timeout=60)
-    finally:
-        if child.poll() is None:
-            child.kill()
     assert child.returncode == 130, (out, err)
     assert "JUnit" not in err and "fall back to the exit code" not in err, err
     assert "interrupted" in err
@@ -173,13 +164,7 @@ def test_hard_kill_kills_the_suite_and_leaves_checkouts_that_the_next_command_re
     pid_file = git_repo.root.parent / "child-pids.txt"
     private_tmp = _private_tmp(git_repo)
     env = dict(os.environ, CHILD_PIDS=str(pid_file), TMPDIR=str(private_tmp))
-    child = subprocess.Popen(
-        [*GITGAUGE, "mine"],
-        cwd=git_repo.root,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=env,
-    )
+    child = start_in_background("mine", cwd=git_repo.root, env=env, output=False)
     _wait_for_checkout(private_tmp)
     try:
         started = [int(pid) for pid in wait_for_file(pid_file).split()]
@@ -208,20 +193,12 @@ def test_leftovers_of_a_live_gitgauge_or_of_another_repository_stay(
     private_tmp = tmp_path / "tmp"
     private_tmp.mkdir()
     env = dict(os.environ, TMPDIR=str(private_tmp), CHILD_PIDS=str(tmp_path / "pids.txt"))
-    other = GitRepo(tmp_path / "other")
-    other.root.mkdir()
-    other.git("init", "-q", "-b", "main")
+    other = new_repo(tmp_path / "other")
     _slow_repo(other, fixes=1)
     _slow_repo(git_repo, fixes=1)
     (git_repo.root / "delay.txt").write_text("0\n")
     # A live gitgauge in another repository, with its worktree in the same temporary directory.
-    live = subprocess.Popen(
-        [*GITGAUGE, "mine"],
-        cwd=other.root,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=env,
-    )
+    live = start_in_background("mine", cwd=other.root, env=env, output=False)
     try:
         _wait_for_checkout(private_tmp)
         others = sorted(private_tmp.iterdir())
@@ -263,12 +240,8 @@ def test_leftovers_of_a_live_gitgauge_or_of_another_repository_stay(
 def test_second_writer_fails_at_once_naming_the_holder(git_repo: GitRepo) -> None:
     _slow_repo(git_repo, fixes=1)
     private_tmp = _private_tmp(git_repo)
-    child = subprocess.Popen(
-        [*GITGAUGE, "mine"],
-        cwd=git_repo.root,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=dict(os.environ, TMPDIR=str(private_tmp)),
+    child = start_in_background(
+        "mine", cwd=git_repo.root, env=dict(os.environ, TMPDIR=str(private_tmp)), output=False
     )
     try:
         _wait_for_checkout(private_tmp)
@@ -292,12 +265,8 @@ def test_run_and_rewrite_take_the_lock_and_wait_waits_for_the_holder(
     # A backend is chosen before the lock: an API key that is never used (nothing to rewrite).
     env = dict(os.environ, ANTHROPIC_API_KEY="unused", ANTHROPIC_BASE_URL="http://127.0.0.1:9")
     private_tmp = _private_tmp(git_repo)
-    holder = subprocess.Popen(
-        [*GITGAUGE, "mine"],
-        cwd=git_repo.root,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=dict(env, TMPDIR=str(private_tmp)),
+    holder = start_in_background(
+        "mine", cwd=git_repo.root, env=dict(env, TMPDIR=str(private_tmp)), output=False
     )
     waiters: list[tuple[subprocess.Popen[bytes], Path]] = []
     try:
@@ -423,32 +392,34 @@ def test_cheating_agent_cannot_find_the_fix_in_an_isolated_workspace(
     assert not list(own_temp_root.iterdir())  # nothing left behind
 
 
-def test_isolated_history_copy_holds_only_history_up_to_base(git_repo: GitRepo) -> None:
+@contextlib.contextmanager
+def _isolated_workspace(git_repo: GitRepo) -> Iterator[tuple[Path, str, str]]:
+    """A workspace of `_repo_with_secret_fix` with isolated history: (its path, base, fix)."""
     base, fix = _repo_with_secret_fix(git_repo)
     repo = Repository(git_repo.root)
     with TaskWorkspaces(repo, base, history="isolated", link=[], warn=print) as prepared:
         with prepared.workspace() as opened:
-            workspace = opened.path
-            listed = subprocess.run(
-                ["git", "rev-list", "--all"], cwd=workspace, capture_output=True, text=True
-            ).stdout.split()
-            expected = git_repo.git("rev-list", base).split()
-            assert sorted(listed) == sorted(expected)
-            assert fix not in listed
-            pointer = (workspace / ".git").read_text()
-            assert str(git_repo.root) not in pointer
+            yield opened.path, base, fix
+
+
+def test_isolated_history_copy_holds_only_history_up_to_base(git_repo: GitRepo) -> None:
+    with _isolated_workspace(git_repo) as (workspace, base, fix):
+        listed = subprocess.run(
+            ["git", "rev-list", "--all"], cwd=workspace, capture_output=True, text=True
+        ).stdout.split()
+        expected = git_repo.git("rev-list", base).split()
+        assert sorted(listed) == sorted(expected)
+        assert fix not in listed
+        pointer = (workspace / ".git").read_text()
+        assert str(git_repo.root) not in pointer
 
 
 def test_owner_files_do_not_name_the_users_repository(git_repo: GitRepo) -> None:
-    base, _ = _repo_with_secret_fix(git_repo)
-    repo = Repository(git_repo.root)
-    with TaskWorkspaces(repo, base, history="isolated", link=[], warn=print) as prepared:
-        with prepared.workspace() as opened:
-            workspace = opened.path
-            for owner in workspace.parent.glob("*.json"):
-                text = owner.read_text()
-                assert str(git_repo.root) not in text
-                assert json.loads(text)["pid"] == os.getpid()
+    with _isolated_workspace(git_repo) as (workspace, _, _):
+        for owner in workspace.parent.glob("*.json"):
+            text = owner.read_text()
+            assert str(git_repo.root) not in text
+            assert json.loads(text)["pid"] == os.getpid()
 
 
 def test_history_copies_of_a_run_chain_without_reaching_past_their_base(

@@ -22,10 +22,13 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import run_gitgauge, runs_in_order
-from fake_messages_api import Reply, serve
-from mine_helpers import isolated, new_repo
-from real_components import require
+from helpers.cli import run_gitgauge
+from helpers.components import require
+from helpers.configs import configs_args, gold_noop_and, write_configs
+from helpers.environment import isolated
+from helpers.fakes.messages_api import Reply, serve
+from helpers.repos import new_repo
+from helpers.results import runs_in_order
 
 from gitgauge.core.sandbox import probe
 from gitgauge.kinds.fixture.model import SCORER_TYPES
@@ -91,15 +94,7 @@ def pack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pack]:
             }
         )
     )
-    configs = base / "configs"
-    configs.mkdir()
-    for name, body in {
-        "gold": {"adapter": "gold"},
-        "noop": {"adapter": "noop"},
-        "wrong": {"adapter": "script", "command": WRONG},
-        "doer": {"adapter": "script", "command": DOER},
-    }.items():
-        (configs / f"{name}.yaml").write_text(yaml.safe_dump({"name": name, **body}))
+    configs = write_configs(base / "configs", gold_noop_and(wrong=WRONG, doer=DOER))
     private_tmp = base / "tmp"
     private_tmp.mkdir()
     # The pack's setups, agents and answers run in bubblewrap, as a user's would.
@@ -131,7 +126,7 @@ def pack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pack]:
         runs: dict[str, subprocess.CompletedProcess[str]] = {}
         every = ("gold", "noop", "wrong")
         for mode, names in (("agent", (*every, "doer")), ("text", every)):
-            args = [arg for name in names for arg in ("-c", str(configs / f"{name}.yaml"))]
+            args = configs_args(*(configs[name] for name in names))
             runs[mode] = run_gitgauge(
                 "run", *args, "--mode", mode, "-j", "2", cwd=root, env=env, timeout=900
             )

@@ -1,5 +1,5 @@
 """Fixture tasks with the REAL claude CLI (npm `@anthropic-ai/claude-code`) through the
-`claude-code` adapter, against the loopback fake Messages API (`fake_messages_api.py`).
+`claude-code` adapter, against the loopback fake Messages API (`helpers/fakes/messages_api.py`).
 
 Agent mode: the scripted model recovers the reflog fixture's commit by running git with the CLI's
 `Bash` tool in the fixture's repository (in the sandbox when bwrap is there) and writes the hash to
@@ -14,11 +14,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-import yaml
-from conftest import run_gitgauge
-from fake_messages_api import Act, Reply, serve
-from mine_helpers import new_repo
-from real_claude import claude_binary, claude_env
+from helpers.cli import run_gitgauge
+from helpers.components import claude_binary, claude_env
+from helpers.configs import agent_config
+from helpers.fakes.messages_api import Act, Reply, serve
+from helpers.repos import new_repo
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
@@ -37,17 +37,9 @@ def test_the_real_claude_cli_solves_an_agent_fixture_with_git_and_a_text_one_by_
     for path in ("reflog/r001-recover-reset.yaml", "history/h001-subject-of-config.yaml"):
         (pack / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(SAMPLE / path, pack / path)
-    config = tmp_path / "real.yaml"
-    config.write_text(
-        yaml.safe_dump(
-            {
-                "name": "real",
-                "adapter": "claude-code",
-                "model": MODEL,
-                # Fixtures are done with git: the CLI's Bash tool must be allowed in -p mode.
-                "args": ["--allowedTools", "Bash"],
-            }
-        )
+    # Fixtures are done with git: the CLI's Bash tool must be allowed in -p mode.
+    config = agent_config(
+        tmp_path, "real", adapter="claude-code", model=MODEL, args=["--allowedTools", "Bash"]
     )
     private = tmp_path / "gitgauge-tmp"
     private.mkdir()
@@ -74,7 +66,7 @@ def test_the_real_claude_cli_solves_an_agent_fixture_with_git_and_a_text_one_by_
         assert imported.returncode == 0, imported.stderr + imported.stdout
         for task, mode in ((REFLOG, "agent"), (HISTORY, "text")):
             ran = run_gitgauge(
-                "run", "-c", str(config), "--task", task, "--mode", mode, cwd=repo.root, env=env
+                "run", "-c", config, "--task", task, "--mode", mode, cwd=repo.root, env=env
             )
             assert ran.returncode == 0, ran.stderr + ran.stdout
         assert api.escapes() == [], "the CLI tried to reach another host"

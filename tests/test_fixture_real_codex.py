@@ -1,6 +1,6 @@
 """A text-mode fixture task with the REAL codex CLI (npm `@openai/codex`) through the `codex`
-adapter, against the loopback fake Responses API (`fake_responses_api.py`): the model's reply
-to the history fixture's prompt is codex's last `agent_message`, scored as the answer. (The
+adapter, against the loopback fake Responses API (`helpers/fakes/responses_api.py`): the model's
+reply to the history fixture's prompt is codex's last `agent_message`, scored as the answer. (The
 same with the real claude CLI, and an agent-mode fixture: tests/test_fixture_real_claude.py.)
 
 Skipped when codex is missing, failed under `CI=true` (.ci/run installs it).
@@ -14,10 +14,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import run_gitgauge
-from fake_responses_api import FakeResponsesAPI, codex_env, codex_home
-from mine_helpers import new_repo
-from real_components import require
+from helpers.cli import run_gitgauge
+from helpers.components import require
+from helpers.fakes.responses_api import FakeResponsesAPI, codex_env, codex_home
+from helpers.repos import new_repo
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
@@ -34,7 +34,7 @@ def test_the_real_codex_cli_answers_a_text_fixture_by_its_last_message(tmp_path:
     shutil.copy(SAMPLE / "history/h001-subject-of-config.yaml", pack / "history")
     config = tmp_path / "codex.yaml"
     config.write_text("name: codex\nadapter: codex\n", encoding="utf-8")
-    home = tmp_path / "home"  # conftest's isolated HOME, with its git identity
+    home = tmp_path / "home"  # the isolated HOME (helpers/environment.py), with its git identity
     # Nothing that reaches a real API or picks another codex (conftest keeps git pointed home).
     dropped = ("ANTHROPIC_", "OPENAI_", "CODEX_", "GITGAUGE_")
     env = {k: v for k, v in os.environ.items() if not k.startswith(dropped)}

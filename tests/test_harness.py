@@ -14,22 +14,12 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import GitRepo, run_gitgauge
-from fake_claude import fake_claude_env, read_record
-from test_run import (  # noqa: F401 - fixtures are used by name
-    FIXED_PATTERN,
-    SLUG_FILE,
-    agent_config,
-    checkout_state,
-    configs_args,
-    demo,
-    load_result,
-    mined_demo,
-    only_run_dir,
-    private_tmp,
-    slug_task,
-    write_gitgauge_yaml,
-)
+from helpers.cli import run_gitgauge
+from helpers.configs import agent_config, configs_args
+from helpers.demo import FIXED_PATTERN, SLUG_FILE, checkout_state, slug_task, write_gitgauge_yaml
+from helpers.fakes.claude import fake_claude_env, read_record
+from helpers.repos import GitRepo
+from helpers.results import load_result, only_run_dir
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow

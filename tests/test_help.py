@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import run_gitgauge
+from helpers.cli import run_gitgauge
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow

@@ -23,8 +23,10 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import GitRepo, isolate, run_gitgauge
-from test_sandbox import require_bwrap
+from helpers.cli import in_background, run_gitgauge
+from helpers.components import require_bwrap
+from helpers.environment import isolate
+from helpers.repos import GitRepo, new_repo
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
@@ -39,9 +41,7 @@ TEST_AT_FIX = f"from calc import magic\n\n\ndef test_magic():\n    assert magic(
 
 
 def build(root: Path) -> GitRepo:
-    root.mkdir(parents=True)
-    repo = GitRepo(root)
-    repo.git("init", "-q", "-b", "main")
+    repo = new_repo(root)
     repo.commit(
         "Initial",
         files={
@@ -414,9 +414,7 @@ SPY = 'for c in "$TMPDIR"/gitgauge-hist-*/*.git; do git --git-dir="$c" rev-list 
 def test_11_no_copy_holds_a_later_fix_while_an_earlier_task_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    repo = GitRepo(tmp_path / "same-second")
-    repo.root.mkdir()
-    repo.git("init", "-q", "-b", "main")
+    repo = new_repo(tmp_path / "same-second")
     stamp = "2024-01-01T00:00:00+00:00"
     monkeypatch.setenv("GIT_AUTHOR_DATE", stamp)
     monkeypatch.setenv("GIT_COMMITTER_DATE", stamp)
@@ -478,9 +476,7 @@ sys.exit(0 if pathlib.Path("value.txt").read_text().strip() == want else 1)
 
 
 def _tool_repo(root: Path, suite: str) -> GitRepo:
-    repo = GitRepo(root)
-    root.mkdir(parents=True)
-    repo.git("init", "-q", "-b", "main")
+    repo = new_repo(root)
     repo.commit(
         "Initial",
         files={
@@ -577,15 +573,7 @@ def test_the_users_own_change_to_the_checkout_during_a_pair_is_not_blamed_on_the
             {"name": "waiter", "adapter": "script", "command": f"{sys.executable} {waiter}"}
         )
     )
-    running = subprocess.Popen(
-        [sys.executable, "-m", "gitgauge", "run", "-c", str(config)],
-        cwd=victim.root,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
+    with in_background("run", "-c", str(config), cwd=victim.root) as running:
         # The pair's log folder exists just before gitgauge notes the checkout's state; the
         # agent then waits for `go` for as long as the test likes.
         runs = victim.root / ".gitgauge" / "runs"
@@ -598,10 +586,6 @@ def test_the_users_own_change_to_the_checkout_during_a_pair_is_not_blamed_on_the
         (victim.root / "run.log").write_text("the user's own file\n", encoding="utf-8")
         (gate / "go").write_text("", encoding="utf-8")
         stdout, stderr = running.communicate(timeout=240)
-    finally:
-        if running.poll() is None:
-            running.kill()
-            running.communicate()
     assert running.returncode == 0, stderr
     assert "changed during the run; the sandbox hides it from the agents" in stderr, stderr
     (found,) = runs.glob("*/results/waiter/*.json")

@@ -18,7 +18,10 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import GitRepo, isolate, run_gitgauge
+from helpers.cli import run_gitgauge
+from helpers.components import require_bwrap
+from helpers.environment import isolate
+from helpers.repos import GitRepo, new_repo
 from test_hostile_agent import (
     MAGIC,
     PATCHING_TEST,
@@ -27,7 +30,6 @@ from test_hostile_agent import (
     TEST_AT_FIX,
     stand_in,
 )
-from test_sandbox import require_bwrap
 
 from gitgauge.core import kinds
 
@@ -73,9 +75,7 @@ def _isolated_repo(base: Path, patch: pytest.MonkeyPatch) -> GitRepo:
     """A new repository at `base/repo`, HOME and git config isolated in `base` (bwrap needed)."""
     require_bwrap()
     isolate(base / "home", patch)
-    repo = GitRepo(base / "repo")
-    repo.root.mkdir()
-    repo.git("init", "-q", "-b", "main")
+    repo = new_repo(base / "repo")
     return repo
 
 

@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GitRepo, run_gitgauge
-from real_components import require
+from helpers.cli import run_gitgauge
+from helpers.components import require
+from helpers.records import result
+from helpers.repos import GitRepo
 
 from gitgauge.core.records import AgentBehaviour, RunManifest, RunResult
 from gitgauge.core.schema import AgentConfig, Timeouts
@@ -34,18 +36,6 @@ CONFIGS = ["sonnet + CLAUDE.md", HOSTILE, "base & co"]
 # Task ids are slugs (a result naming another is skipped as bad data): only config names can
 # carry markup, and the hostile one does.
 TASKS = ["0000aaa1-fix-slug", "0000aaa2-fix-quoting", "0000aaa3-fix-parser"]
-
-
-def result(config: str, task: str, status: str, **fields: Any) -> RunResult:
-    return RunResult(
-        runId=RUN_ID,
-        config=config,
-        task=task,
-        status=status,  # type: ignore[arg-type]
-        startedAt="2024-01-01T00:00:00.000+00:00",
-        finishedAt="2024-01-01T00:01:00.000+00:00",
-        **fields,
-    )
 
 
 def stored_results() -> list[RunResult]:

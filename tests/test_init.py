@@ -6,7 +6,8 @@ import re
 from pathlib import Path
 
 import yaml
-from conftest import GitRepo, run_gitgauge
+from helpers.cli import run_gitgauge
+from helpers.repos import GitRepo
 
 from gitgauge.core.config import parse_config_text
 from gitgauge.core.schema import RepoConfig

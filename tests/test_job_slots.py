@@ -7,8 +7,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from conftest import GitRepo, run_gitgauge
-from mine_helpers import TEST_COMMAND, add_then_fix, mine_env, sample_root_files, write_config
+from helpers.cli import run_gitgauge
+from helpers.repos import GitRepo
+from helpers.repos.sample import (
+    TEST_COMMAND,
+    add_then_fix,
+    mine_env,
+    sample_root_files,
+    write_config,
+)
 
 
 def barrier(step: str) -> str:

@@ -9,17 +9,17 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import GitRepo, run_gitgauge
-from mine_helpers import (
+from helpers.cli import run_gitgauge
+from helpers.repos import GitRepo
+from helpers.repos.sample import (
     DEPS_MARKER,
     SETUP_COMMAND,
     TEST_COMMAND,
     leftovers,
     mine_env,
-    read_journal,
     sample_root_files,
-    summary,
 )
+from helpers.results import read_journal, summary
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow

@@ -11,12 +11,15 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
-from conftest import GitRepo, run_gitgauge
-from mine_helpers import isolated, leftovers, mine_env, new_repo
-from real_components import require
+from helpers.cli import run_gitgauge
+from helpers.components import require
+from helpers.environment import isolated
+from helpers.repos import GitRepo, new_repo
+from helpers.repos.sample import leftovers, mine_env
 
 from gitgauge.core import links
 
@@ -63,6 +66,19 @@ def _pip_install_editable(repo: GitRepo) -> None:
         check=True,
         capture_output=True,
     )  # fmt: skip
+
+
+def gold_and_noop_rows(repo: GitRepo, env: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """`gitgauge run` with the examples' gold and noop configs, then the report's rows by
+    config."""
+    examples = Path(__file__).parents[1] / "examples"
+    ran = run_gitgauge(
+        "run", "-c", str(examples / "gold.yaml"), "-c", str(examples / "noop.yaml"),
+        cwd=repo.root, env=env,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    report = run_gitgauge("report", "--format", "json", cwd=repo.root, env=env)
+    return {row["config"]: row for row in json.loads(report.stdout)}
 
 
 @pytest.fixture(scope="module")
@@ -123,14 +139,7 @@ def test_a_fix_is_verified_and_gold_noop_score_100_0(
     assert "__editable___flatpkg_0_1_finder.py imports from your checkout (flat)" in mined.stderr
     assert mined.stderr.count("imports from your checkout (src)") == 1  # said once
 
-    examples = Path(__file__).parents[1] / "examples"
-    ran = run_gitgauge(
-        "run", "-c", str(examples / "gold.yaml"), "-c", str(examples / "noop.yaml"),
-        cwd=repo.root, env=env,
-    )  # fmt: skip
-    assert ran.returncode == 0, ran.stdout + ran.stderr
-    report = run_gitgauge("report", "--format", "json", cwd=repo.root, env=env)
-    rows = {row["config"]: row for row in json.loads(report.stdout)}
+    rows = gold_and_noop_rows(repo, env)
     assert (rows["gold"]["resolved"], rows["noop"]["resolved"]) == (2, 0)
     assert leftovers(tmp_path / "journal.jsonl") == []
     shutil.rmtree(repo.root / ".gitgauge")
@@ -209,14 +218,7 @@ def test_npm_workspace_links_lead_into_each_worktree(
     assert "verified:          1" in mined.stdout, mined.stdout
     assert "node_modules/@demo/a links to your checkout (packages/a)" in mined.stderr
 
-    examples = Path(__file__).parents[1] / "examples"
-    ran = run_gitgauge(
-        "run", "-c", str(examples / "gold.yaml"), "-c", str(examples / "noop.yaml"),
-        cwd=repo.root, env=env,
-    )  # fmt: skip
-    assert ran.returncode == 0, ran.stdout + ran.stderr
-    report = run_gitgauge("report", "--format", "json", cwd=repo.root, env=env)
-    rows = {row["config"]: row for row in json.loads(report.stdout)}
+    rows = gold_and_noop_rows(repo, env)
     assert (rows["gold"]["resolved"], rows["noop"]["resolved"]) == (1, 0)
     # The user's node_modules is untouched: still the checkout's link, nothing deleted through it.
     assert os.readlink(repo.root / "node_modules" / "@demo" / "a") == "../../packages/a"

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import GitRepo, isolate, run_gitgauge
+from helpers.cli import run_gitgauge
+from helpers.environment import isolated
+from helpers.repos import GitRepo, new_repo
 
 
 def calc(word: str, tag: str) -> str:
@@ -31,28 +33,9 @@ class Built:
     merges: dict[str, str]
 
 
-def _merge(repo: GitRepo, branch: str, resolved: dict[str, str]) -> str:
+def _merge(repo: GitRepo, branch: str, resolved: dict[str, str | None]) -> str:
     """Merge `branch` into main, resolve the conflicted files as `resolved`, commit."""
-    repo._tick += 1
-    stamp = f"2024-03-01T00:{repo._tick:02d}:00+00:00"
-    env = dict(os.environ, GIT_AUTHOR_DATE=stamp, GIT_COMMITTER_DATE=stamp)
-    subprocess.run(
-        ["git", "merge", "--no-ff", "-q", "-m", f"Merge branch '{branch}'", branch],
-        cwd=repo.root,
-        env=env,
-        capture_output=True,
-    )
-    for path, content in resolved.items():
-        repo.write(path, content)
-    repo.git("add", "-A")
-    subprocess.run(
-        ["git", "commit", "-q", "--no-edit", "--no-verify"],
-        cwd=repo.root,
-        env=env,
-        check=True,
-        capture_output=True,
-    )
-    return repo.git("rev-parse", "HEAD").strip()
+    return repo.merge([branch], f"Merge branch '{branch}'", resolved=resolved, day="2024-03-01")
 
 
 def _conflict(repo: GitRepo, name: str, other_side: dict[str, str | None]) -> str:
@@ -73,9 +56,7 @@ def _conflict(repo: GitRepo, name: str, other_side: dict[str, str | None]) -> st
 
 
 def build(root: Path, submodule_source: Path) -> Built:
-    root.mkdir(parents=True)
-    repo = GitRepo(root)
-    repo.git("init", "-q", "-b", "main")
+    repo = new_repo(root)
     repo.commit(
         "Initial project",
         files={
@@ -141,11 +122,8 @@ def build(root: Path, submodule_source: Path) -> Built:
 @pytest.fixture(scope="module")
 def ran(tmp_path_factory: pytest.TempPathFactory) -> tuple[Built, dict[str, dict[str, object]]]:
     base = tmp_path_factory.mktemp("merge-gold")
-    with pytest.MonkeyPatch.context() as patch:
-        isolate(base / "home", patch)
-        source = GitRepo(base / "lib")
-        source.root.mkdir()
-        source.git("init", "-q", "-b", "main")
+    with isolated(base):
+        source = new_repo(base / "lib")
         source.commit("lib one", files={"lib.txt": "1\n"})
         source.commit("lib two", files={"lib.txt": "2\n"})
         built = build(base / "repo", source.root)

@@ -15,12 +15,15 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import GitRepo, run_gitgauge
-from fake_anthropic import serve as serve_anthropic
-from fake_messages_api import Rule, serve
-from merge_helpers import TEST_COMMAND, MergeRepo, build_merge_repo
-from mine_helpers import isolated
-from real_claude import claude_binary, claude_env
+from helpers.cli import run_gitgauge
+from helpers.components import claude_binary, claude_env
+from helpers.configs import configs_args, gold_noop_and, write_configs
+from helpers.environment import isolated
+from helpers.fakes.anthropic_api import serve as serve_anthropic
+from helpers.fakes.messages_api import Rule, serve
+from helpers.repos import TEST_COMMAND, GitRepo
+from helpers.repos.merges import MergeRepo, build_merge_repo
+from helpers.results import Watched, journal_and_tmp
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
@@ -48,7 +51,7 @@ CHEATER = (
 
 
 @dataclass(frozen=True)
-class Mined:
+class Mined(Watched):
     built: MergeRepo
     tasks: dict[str, dict[str, Any]]
     """scenario -> task record."""
@@ -58,32 +61,17 @@ class Mined:
     report: str
     compare: tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]
     """`compare noop gold` without and with `--kind merge`."""
-    journal: Path
-    before: dict[str, str]
-    after: dict[str, str]
-    temp_left: list[str]
 
 
 @pytest.fixture(scope="module")
 def mined(tmp_path_factory: pytest.TempPathFactory) -> Mined:
     base = tmp_path_factory.mktemp("merges")
-    private_tmp = base / "tmp"
-    private_tmp.mkdir()
-    journal = base / "journal"
-    journal.mkdir()
+    journal, private_tmp = journal_and_tmp(base)
     with isolated(base):
         built = build_merge_repo(base / "repo")
         root = built.root
-        configs = base / "configs"
-        configs.mkdir()
-        for name, body in {
-            "gold": {"adapter": "gold"},
-            "noop": {"adapter": "noop"},
-            "ours": {"adapter": "script", "command": OURS},
-            "cheater": {"adapter": "script", "command": CHEATER},
-            "aborter": {"adapter": "script", "command": "git merge --abort; true"},
-        }.items():
-            (configs / f"{name}.yaml").write_text(yaml.safe_dump({"name": name, **body}))
+        agents = gold_noop_and(ours=OURS, cheater=CHEATER, aborter="git merge --abort; true")
+        configs = write_configs(base / "configs", agents)
         before = GitRepo(root).snapshot()
         env = dict(
             os.environ,
@@ -95,18 +83,8 @@ def mined(tmp_path_factory: pytest.TempPathFactory) -> Mined:
         assert mine.returncode == 0, mine.stderr
         # No sandbox: the cheater writes its journal outside the workspace, and what this
         # module checks is what git shows a merge workspace (the sandbox has its own tests).
-        run = run_gitgauge(
-            "run",
-            "--sandbox",
-            "none",
-            *(
-                arg
-                for name in ("gold", "noop", "ours", "cheater", "aborter")
-                for arg in ("-c", str(configs / f"{name}.yaml"))
-            ),
-            cwd=root,
-            env=env,
-        )
+        args = configs_args(*configs.values())
+        run = run_gitgauge("run", "--sandbox", "none", *args, cwd=root, env=env)
         assert run.returncode == 0, run.stderr + run.stdout
         report = run_gitgauge("report", cwd=root, env=env)
         assert report.returncode == 0, report.stderr

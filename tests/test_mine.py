@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import re
 import signal
-import subprocess
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GITGAUGE, GitRepo, run_gitgauge
-from mine_helpers import (
+from helpers.cli import run_gitgauge, start_in_background
+from helpers.environment import isolated
+from helpers.processes import pid_alive, wait_for_file, wait_until_gone
+from helpers.repos import GitRepo, new_repo
+from helpers.repos.sample import (
     BROKEN_RUN_TESTS_SH,
     BROKEN_SETUP_PY,
     DEPS_MARKER,
@@ -25,19 +27,12 @@ from mine_helpers import (
     Fix,
     add_then_fix,
     checkout_state,
-    isolated,
     leftovers,
-    load_tasks,
     mine_env,
-    new_repo,
-    pid_alive,
-    read_journal,
     sample_root_files,
-    summary,
-    wait_for_file,
-    wait_until_gone,
     write_config,
 )
+from helpers.results import load_tasks, read_journal, summary
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
@@ -843,15 +838,7 @@ def test_an_interrupted_mine_leaves_the_checkout_and_temp_directory_clean(
     before = checkout_state(sample)
     journal = tmp_path / "journal.jsonl"
 
-    with subprocess.Popen(
-        [*GITGAUGE, "mine"],
-        cwd=sample.root,
-        env=mine_env(journal),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
-    ) as mine:
+    with start_in_background("mine", cwd=sample.root, env=mine_env(journal)) as mine:
         suite = int(wait_for_file(started))
         mine.send_signal(signal.SIGINT)
         _, stderr = mine.communicate(timeout=120)

@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from mine_helpers import add_then_fix, mine_env, new_repo, sample_root_files, write_config
+from helpers.repos import new_repo
+from helpers.repos.sample import add_then_fix, mine_env, sample_root_files, write_config
 
 GOLD = "name: gold\nadapter: gold\n"
 

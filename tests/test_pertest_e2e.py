@@ -20,8 +20,10 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import GitRepo, run_gitgauge
-from mine_helpers import isolated, load_tasks, new_repo
+from helpers.cli import run_gitgauge
+from helpers.environment import isolated
+from helpers.repos import GitRepo, new_repo
+from helpers.results import load_tasks
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow

@@ -14,14 +14,17 @@ import json
 import os
 import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from conftest import GitRepo, run_gitgauge
-from mine_helpers import isolated, load_tasks, new_repo
-from real_components import require
+from helpers.cli import run_gitgauge
+from helpers.components import require
+from helpers.environment import isolated
+from helpers.repos import GitRepo, new_repo
+from helpers.results import load_tasks
 
 # Real mocha and tape suites under node: `-m "not slow"` leaves them out.
 pytestmark = pytest.mark.slow
@@ -121,35 +124,52 @@ def mine(base: Path, repo: GitRepo, shas: dict[str, str]) -> Mined:
     return Mined(base, repo, shas, result.stdout, result.stderr)
 
 
-@pytest.fixture(scope="module")
-def mocha(node_modules: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mined]:
-    base = tmp_path_factory.mktemp("mocha")
+@contextmanager
+def words_mined(
+    base: Path,
+    modules: Path,
+    command: str,
+    broken: tuple[str, str],
+    words: tuple[str, str, str],
+    more: dict[str, tuple[str, dict[str, str | bytes | None]]] | None = None,
+) -> Iterator[Mined]:
+    """A repository in `base` (isolated there) whose suite runs by `command`, mined: a count()
+    that splits on single spaces, a test broken at every commit (`broken`: its path and text)
+    and count's tests (`words`: path, text with EXTRA where the fix's new test goes, that test);
+    the fix with its test ("words"); then `more` commits (key -> subject, files)."""
     with isolated(base):
-        repo = js_repo(base / "repo", node_modules, MOCHA_COMMAND)
-        shas = {}
+        repo = js_repo(base / "repo", modules, command)
+        path, text, extra = words
         repo.commit(
             "Initial commit",
             files={
                 ".gitignore": "node_modules\n",
                 "package.json": '{"name": "words", "private": true}\n',
                 "src/words.js": WORDS_BUGGY,
-                "test/env.spec.js": MOCHA_ENV,
-                "test/words.spec.js": MOCHA_WORDS.replace("EXTRA", ""),
+                broken[0]: broken[1],
+                path: text.replace("EXTRA", ""),
             },
         )
-        shas["words"] = repo.commit(
-            "Fix word count with extra spaces",
-            files={
-                "src/words.js": WORDS_FIXED,
-                "test/words.spec.js": MOCHA_WORDS.replace("EXTRA", MOCHA_EXTRA),
-            },
-        )
-        # At the parent mocha cannot load the new test file: it stops before any report.
-        shas["sign"] = repo.commit(
-            "Fix missing sign helper",
-            files={"src/sign.js": SIGN, "test/sign.spec.js": MOCHA_SIGN},
-        )
+        shas = {
+            "words": repo.commit(
+                "Fix word count with extra spaces",
+                files={"src/words.js": WORDS_FIXED, path: text.replace("EXTRA", extra)},
+            )
+        }
+        for key, (subject, files) in (more or {}).items():
+            shas[key] = repo.commit(subject, files=files)
         yield mine(base, repo, shas)
+
+
+@pytest.fixture(scope="module")
+def mocha(node_modules: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mined]:
+    broken = ("test/env.spec.js", MOCHA_ENV)
+    words = ("test/words.spec.js", MOCHA_WORDS, MOCHA_EXTRA)
+    # At the parent mocha cannot load the new test file: it stops before any report.
+    sign = ("Fix missing sign helper", {"src/sign.js": SIGN, "test/sign.spec.js": MOCHA_SIGN})
+    base = tmp_path_factory.mktemp("mocha")
+    with words_mined(base, node_modules, MOCHA_COMMAND, broken, words, {"sign": sign}) as mined:
+        yield mined
 
 
 def test_mocha_xunit_gives_per_test_verdicts(mocha: Mined) -> None:
@@ -174,28 +194,10 @@ def test_mocha_that_cannot_load_the_new_file_at_the_parent_is_judged_by_the_fixs
 
 @pytest.fixture(scope="module")
 def tape(node_modules: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mined]:
+    broken, words = ("test/env.js", TAPE_ENV), ("test/words.js", TAPE_WORDS, TAPE_EXTRA)
     base = tmp_path_factory.mktemp("tape")
-    with isolated(base):
-        repo = js_repo(base / "repo", node_modules, TAPE_COMMAND)
-        shas = {}
-        repo.commit(
-            "Initial commit",
-            files={
-                ".gitignore": "node_modules\n",
-                "package.json": '{"name": "words", "private": true}\n',
-                "src/words.js": WORDS_BUGGY,
-                "test/env.js": TAPE_ENV,
-                "test/words.js": TAPE_WORDS.replace("EXTRA", ""),
-            },
-        )
-        shas["words"] = repo.commit(
-            "Fix word count with extra spaces",
-            files={
-                "src/words.js": WORDS_FIXED,
-                "test/words.js": TAPE_WORDS.replace("EXTRA", TAPE_EXTRA),
-            },
-        )
-        yield mine(base, repo, shas)
+    with words_mined(base, node_modules, TAPE_COMMAND, broken, words) as mined:
+        yield mined
 
 
 def test_tape_tap_gives_per_test_verdicts_named_by_test_not_assertion(tape: Mined) -> None:

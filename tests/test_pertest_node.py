@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import run_gitgauge
-from mine_helpers import load_tasks, new_repo
+from helpers.cli import run_gitgauge
+from helpers.repos import new_repo
+from helpers.results import load_tasks
 
 # node's real test runner: `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow

@@ -1,4 +1,4 @@
-"""The suite's prestarted CLI (tests/prestarted_cli.py) gives what `python -m gitgauge` gives."""
+"""The suite's prestarted CLI (helpers/prestarted.py) gives what `python -m gitgauge` gives."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import GITGAUGE, GitRepo, start_gitgauge
-from prestarted_cli import Server, kept_at_import
+from helpers.cli import GITGAUGE, start_gitgauge
+from helpers.prestarted import Server, kept_at_import
+from helpers.repos import GitRepo
 
 TESTS = Path(__file__).parent
 
@@ -29,7 +30,7 @@ def test_no_gitgauge_module_reads_the_environment_while_it_is_imported() -> None
     spy = (
         "import json, sys\n"
         f"sys.path.insert(0, {str(TESTS)!r})\n"
-        "from prestarted_cli import _reads_of_the_environment\n"
+        "from helpers.prestarted import _reads_of_the_environment\n"
         "import importlib, pkgutil, gitgauge\n"
         "with _reads_of_the_environment() as read:\n"
         "    for found in pkgutil.walk_packages(gitgauge.__path__, 'gitgauge.'):\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mine_helpers import wait_for_file, wait_until_gone
+from helpers.processes import wait_for_file, wait_until_gone
 
 from gitgauge.core import process
 

@@ -8,9 +8,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
-from conftest import GitRepo
-from mine_helpers import isolated, new_repo
-from scoring_helpers import agent_workspace, graded
+from helpers.environment import isolated
+from helpers.repos import GitRepo, new_repo
+from helpers.workspace import agent_workspace, graded
 
 from gitgauge.core.paths import TEST_INFRA, TEST_INFRA_PATTERNS, is_protected, is_test_infra
 from gitgauge.running.scoring.protect import Protection

@@ -19,7 +19,9 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-from conftest import GitRepo, isolate, run_gitgauge
+from helpers.cli import run_gitgauge
+from helpers.environment import isolate
+from helpers.repos import GitRepo, new_repo
 
 from gitgauge.core.errors import TaskError
 from gitgauge.core.task_ids import resolve_task_id
@@ -108,9 +110,7 @@ def walk(tmp_path_factory: pytest.TempPathFactory) -> Walk:
         patch.setenv("GITGAUGE_HEARTBEAT_SECONDS", "0.1")
         env = dict(os.environ)
     root = base / "your-repo"
-    root.mkdir()
-    repo = GitRepo(root)
-    repo.git("init", "-q", "-b", "main")
+    repo = new_repo(root)
     repo.commit(
         "Initial calculator",
         files={

@@ -1,5 +1,5 @@
 """`gitgauge run` with the REAL claude CLI (npm `@anthropic-ai/claude-code`) through the
-`claude-code` adapter, against the loopback fake Messages API of `fake_messages_api.py`.
+`claude-code` adapter, against the loopback fake Messages API of `helpers/fakes/messages_api.py`.
 
 The fake's scripted model writes the fix of the demo's slug task when the request holds that
 task's prompt, and changes nothing otherwise. Skipped when the CLI is missing, failed under
@@ -18,8 +18,11 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import GitRepo, run_gitgauge
-from fake_messages_api import (
+from helpers.cli import run_gitgauge
+from helpers.components import claude_binary, claude_env
+from helpers.configs import agent_config, configs_args
+from helpers.demo import BUGGY_PATTERN, FIXED_PATTERN, SLUG_FILE, slug_task
+from helpers.fakes.messages_api import (
     CACHE_CREATION_INPUT_TOKENS,
     CACHE_READ_INPUT_TOKENS,
     INPUT_TOKENS,
@@ -28,19 +31,8 @@ from fake_messages_api import (
     Rule,
     serve,
 )
-from real_claude import claude_binary, claude_env
-from test_run import (  # noqa: F401 - fixtures are used by name
-    BUGGY_PATTERN,
-    FIXED_PATTERN,
-    SLUG_FILE,
-    agent_config,
-    configs_args,
-    demo,
-    load_result,
-    mined_demo,
-    private_tmp,
-    slug_task,
-)
+from helpers.repos import GitRepo
+from helpers.results import load_result
 
 from gitgauge.core.store import config_dir_name
 

@@ -13,10 +13,8 @@ fields of other kinds, and a result is made from a draft strictly.
 from __future__ import annotations
 
 import ast
-import importlib.util
 import json
 import shutil
-import sys
 import types
 from pathlib import Path
 from typing import Any
@@ -267,16 +265,6 @@ def test_from_draft_refuses_a_key_the_result_does_not_have() -> None:
 
 
 # -- the page -------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def gen() -> types.ModuleType:
-    spec = importlib.util.spec_from_file_location("gen_reference", ROOT / "docs/gen_reference.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_the_field_tables_of_the_file_formats_page_are_generated(gen: types.ModuleType) -> None:

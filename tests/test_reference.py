@@ -4,7 +4,6 @@ the models, commented, and loads once uncommented."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import sys
 import types
@@ -19,16 +18,6 @@ from gitgauge.core.config import parse_config_text
 from gitgauge.core.schema import RepoConfig
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(scope="module")
-def gen() -> types.ModuleType:
-    spec = importlib.util.spec_from_file_location("gen_reference", ROOT / "docs/gen_reference.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture

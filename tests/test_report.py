@@ -13,7 +13,9 @@ from statistics import NormalDist, fmean
 from typing import Any
 
 import pytest
-from conftest import GitRepo, run_gitgauge
+from helpers.cli import run_gitgauge
+from helpers.records import result
+from helpers.repos import GitRepo
 
 from gitgauge.core.records import RunManifest, RunResult
 from gitgauge.core.schema import AgentConfig, Timeouts
@@ -22,20 +24,6 @@ from gitgauge.reporting.matrix import build_matrix
 from gitgauge.reporting.matrix_render import render_matrix
 from gitgauge.reporting.render import render, render_table
 from gitgauge.reporting.rows import build_rows, describe_pair
-
-
-def result(
-    config: str, task: str, status: str, run_id: str = "20240101T000000Z-aaaaaa", **fields: Any
-) -> RunResult:
-    return RunResult(
-        runId=run_id,
-        config=config,
-        task=task,
-        status=status,  # type: ignore[arg-type]
-        startedAt="2024-01-01T00:00:00.000+00:00",
-        finishedAt="2024-01-01T00:01:00.000+00:00",
-        **fields,
-    )
 
 
 def manifest(run_id: str, configs: list[str], started: str) -> RunManifest:

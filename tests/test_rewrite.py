@@ -1,6 +1,6 @@
 """Spoiler-free prompts: `gitgauge mine --rewrite-prompts` and `gitgauge rewrite`, through the real
-Anthropic SDK talking to a loopback fake of the Messages API (tests/fake_anthropic.py), and
-through a fake `claude` executable (tests/fake_claude.py). No network, no real key.
+Anthropic SDK talking to a loopback fake of the Messages API (helpers/fakes/anthropic_api.py), and
+through a fake `claude` executable (helpers/fakes/claude.py). No network, no real key.
 """
 
 from __future__ import annotations
@@ -15,9 +15,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import GitRepo, run_gitgauge
-from fake_anthropic import FakeAnthropic, RecordedRequest, serve
-from fake_claude import envelope_fixture, fake_claude_env, read_record, read_records
+from helpers.cli import run_gitgauge
+from helpers.environment import path_without_claude
+from helpers.fakes.anthropic_api import FakeAnthropic, RecordedRequest, serve
+from helpers.fakes.claude import envelope_fixture, fake_claude_env, read_record, read_records
+from helpers.records import fix_task
+from helpers.repos import GitRepo, new_repo
 
 from gitgauge.core.config import load_repo_config
 from gitgauge.core.errors import ConfigError
@@ -119,9 +122,7 @@ def mined_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
         patch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
         patch.setenv("GIT_CONFIG_NOSYSTEM", "1")
         root = tmp_path_factory.mktemp("template") / "repo"
-        root.mkdir()
-        repo = GitRepo(root)
-        repo.git("init", "-q", "-b", "main")
+        repo = new_repo(root)
         mine_without_rewriting(build_repo(repo))
     return root
 
@@ -188,22 +189,6 @@ def api_env(fake: FakeAnthropic, **extra: str) -> dict[str, str]:
     return env
 
 
-def path_without_claude(shims: Path) -> str:
-    """PATH with every tool but `claude`: a directory that holds claude (often /usr/bin, beside
-    git and python3) is replaced by `shims`, links to everything else in it."""
-    shims.mkdir(exist_ok=True)
-    kept: list[str] = []
-    for entry in os.environ.get("PATH", os.defpath).split(os.pathsep):
-        if not shutil.which("claude", path=entry):
-            kept.append(entry)
-            continue
-        for tool in Path(entry).iterdir():
-            if tool.name != "claude" and not (shims / tool.name).exists():
-                (shims / tool.name).symlink_to(tool)
-        kept.append(str(shims))
-    return os.pathsep.join(kept)
-
-
 # -- the request ---------------------------------------------------------------------------
 
 
@@ -251,16 +236,7 @@ def test_large_inputs_are_cut_on_file_boundaries_and_the_cut_is_stated(git_repo:
     files: dict[str, str | bytes | None] = {f"mod{i}.py": big for i in range(4)}
     files["tests/test_mods.py"] = "assert True\n"
     fix = git_repo.commit("Fix modules", files=files)
-    task = Task(
-        id="t",
-        base=base,
-        fix=fix,
-        subject="Fix modules",
-        prompt="Fix the following bug:\n\nFix modules",
-        testFiles=["tests/test_mods.py"],
-        promptQuality="title-only",
-        minedAt="2024-01-01T00:00:00+00:00",
-    )
+    task = fix_task(base, fix, "Fix modules", ["tests/test_mods.py"], id="t")
     source = rewrite_request.gather_source(Repository(git_repo.root), task)
     kept = [item.path for item in source.diffs.kept]
     assert kept == ["mod0.py", "mod1.py"]
@@ -288,16 +264,8 @@ def test_the_body_and_the_number_of_diffed_files_are_capped(git_repo: GitRepo) -
     files["tests/test_m.py"] = "assert True\n"
     body = "a" * rewrite_request.MESSAGE_BUDGET_CHARS + "TAIL-BEYOND-THE-CAP"
     fix = git_repo.commit("Fix modules", body, files=files)
-    task = Task(
-        id="t",
-        base=base,
-        fix=fix,
-        subject="Fix modules",
-        body=body,
-        prompt="Fix the following bug:\n\nFix modules",
-        testFiles=["tests/test_m.py"],
-        promptQuality="rich",
-        minedAt="2024-01-01T00:00:00+00:00",
+    task = fix_task(
+        base, fix, "Fix modules", ["tests/test_m.py"], id="t", body=body, promptQuality="rich"
     )
 
     source = rewrite_request.gather_source(Repository(git_repo.root), task)

@@ -6,16 +6,24 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from conftest import GitRepo, run_gitgauge, runs_in_order
-from fake_claude import fake_claude_env, read_records
+from helpers.cli import run_gitgauge
+from helpers.configs import agent_config, configs_args
+from helpers.demo import (
+    BUGGY_PATTERN,
+    FIXED_PATTERN,
+    SLUG_FILE,
+    checkout_state,
+    slug_task,
+    write_gitgauge_yaml,
+)
+from helpers.fakes.claude import fake_claude_env, read_records
+from helpers.repos import GitRepo
+from helpers.results import load_result, only_run_dir, runs_in_order
 
 from gitgauge.core.store import config_dir_name
 from gitgauge.demo import demo_test_command
@@ -23,106 +31,11 @@ from gitgauge.demo import demo_test_command
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
 
-SLUG_TASK_SUFFIX = "-fix-slugify-drops-digits"
-SLUG_FILE = "textkit/slug.py"
-BUGGY_PATTERN = 'r"[^a-z]+"'
-FIXED_PATTERN = 'r"[^a-z0-9]+"'
-
-
-def write_gitgauge_yaml(
-    root: Path,
-    *,
-    adapter_ms: int = 60_000,
-    setup: str | None = None,
-    link: tuple[str, ...] = (),
-    sandbox: str = "none",
-    history: str = "isolated",
-) -> None:
-    # No sandbox by default: these tests watch agents through files outside their workspace,
-    # which the sandbox forbids (tests/test_sandbox.py runs the same adapters inside it).
-    lines = [
-        f"testCommand: {json.dumps(demo_test_command(sys.executable))}",
-        "timeouts:",
-        "  test: 60000",
-        "  setup: 60000",
-        f"  adapter: {adapter_ms}",
-        f"run:\n  sandbox: {sandbox}\n  history: {history}",
-    ]
-    if setup is not None:
-        lines.append(f"setupCommand: {json.dumps(setup)}")
-    if link:
-        lines += ["worktree:", "  link:", *(f"    - {name}" for name in link)]
-    (root / "gitgauge.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
-
-
-@pytest.fixture(scope="module")
-def mined_demo(mined_demo_source: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The demo repository, mined by the real CLI (once per session: this module's own copy of
-    it, with this module's gitgauge.yaml; tests copy it again before changing it)."""
-    root = tmp_path_factory.mktemp("mined") / "demo"
-    shutil.copytree(mined_demo_source, root, symlinks=True)
-    write_gitgauge_yaml(root)
-    yield root
-
-
-@pytest.fixture
-def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A temporary directory of this test's own for gitgauge's worktrees: other test sessions on
-    the machine cannot make the leftover check below pass or fail."""
-    folder = tmp_path / "tmp"
-    folder.mkdir()
-    monkeypatch.setenv("TMPDIR", str(folder))
-    yield folder
-    left = sorted(path.name for path in folder.iterdir() if path.name.startswith("gitgauge-"))
-    assert left == [], f"gitgauge left temporary directories behind: {left}"
-
-
-@pytest.fixture
-def demo(mined_demo: Path, tmp_path: Path, private_tmp: Path) -> GitRepo:
-    root = tmp_path / "demo"
-    shutil.copytree(mined_demo, root, symlinks=True)
-    return GitRepo(root)
-
-
-def slug_task(repo: GitRepo) -> dict[str, Any]:
-    (path,) = (repo.root / ".gitgauge" / "tasks").glob(f"*{SLUG_TASK_SUFFIX}.yaml")
-    task: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
-    return task
-
-
-def agent_config(folder: Path, name: str, **fields: Any) -> str:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{config_dir_name(name)}.yaml"
-    path.write_text(yaml.safe_dump({"name": name, **fields}), encoding="utf-8")
-    return str(path)
-
-
-def configs_args(*paths: str) -> list[str]:
-    return [arg for path in paths for arg in ("-c", path)]
-
-
-def only_run_dir(repo: GitRepo) -> Path:
-    (run_dir,) = (repo.root / ".gitgauge" / "runs").iterdir()
-    return run_dir
-
-
-def load_result(run_dir: Path, config: str, task_id: str) -> dict[str, Any]:
-    path = run_dir / "results" / config_dir_name(config) / f"{task_id}.json"
-    value: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return value
-
 
 def report_rows(repo: GitRepo) -> dict[str, dict[str, Any]]:
     outcome = run_gitgauge("report", "--format", "json", cwd=repo.root)
     assert outcome.returncode == 0, outcome.stderr
     return {row["config"]: row for row in json.loads(outcome.stdout)}
-
-
-def checkout_state(repo: GitRepo) -> dict[str, str]:
-    # `.gitgauge/` is ignored and gains the run's files: compare everything else.
-    state = repo.snapshot()
-    state["status"] = repo.git("status", "--porcelain", "--untracked-files=all")
-    return state
 
 
 # -- noop and script -------------------------------------------------------------------------------

@@ -13,15 +13,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import GITGAUGE, GitRepo, run_gitgauge
-from test_run import (  # noqa: F401 - fixtures are used by name
-    agent_config,
-    configs_args,
-    demo,
-    mined_demo,
-    private_tmp,
-    write_gitgauge_yaml,
-)
+from helpers.cli import run_gitgauge, start_in_background
+from helpers.configs import agent_config, configs_args
+from helpers.demo import write_gitgauge_yaml
+from helpers.repos import GitRepo
 
 from gitgauge.core.paths import is_test_file
 
@@ -70,13 +65,7 @@ def test_an_interrupted_run_resumes_to_the_report_of_an_uninterrupted_one(
     gold = agent_config(folder, "gold", adapter="gold")
     sleepy = agent_config(folder, "sleepy", adapter="script", command=SLEEPY.format(flag=flag))
 
-    child = subprocess.Popen(
-        [*GITGAUGE, "run", *configs_args(gold, sleepy)],
-        cwd=demo.root,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    child = start_in_background("run", *configs_args(gold, sleepy), cwd=demo.root)
     _wait_for(lambda: any(key[0] == "gold" for key in _results(demo)))
     time.sleep(0.5)  # sleepy is now waiting on its flag
     child.send_signal(signal.SIGINT)

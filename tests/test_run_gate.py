@@ -11,18 +11,12 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import GitRepo, run_gitgauge
-from fake_claude import fake_claude_env, read_records
-from test_run import (  # noqa: F401 - fixtures are used by name
-    agent_config,
-    configs_args,
-    demo,
-    load_result,
-    mined_demo,
-    only_run_dir,
-    private_tmp,
-    slug_task,
-)
+from helpers.cli import run_gitgauge
+from helpers.configs import agent_config, configs_args
+from helpers.demo import slug_task
+from helpers.fakes.claude import fake_claude_env, read_records
+from helpers.repos import GitRepo
+from helpers.results import only_run_dir
 
 from gitgauge.core.errors import ExitCode
 from gitgauge.core.store import config_dir_name

@@ -23,24 +23,22 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import GITGAUGE, GitRepo, processes_with, run_gitgauge, runs_in_order
+from helpers.cli import run_gitgauge, start_in_background
+from helpers.components import claude_binary, claude_env, require, require_bwrap
+from helpers.configs import agent_config
+from helpers.fakes.messages_api import Rule, serve
+from helpers.fakes.responses_api import API_KEY, API_KEY_ENV, FakeResponsesAPI, codex_home
+from helpers.processes import processes_with
+from helpers.repos import GitRepo, new_repo
+from helpers.results import runs_in_order
 
 from gitgauge.core.sandbox import probe
-from gitgauge.core.store import config_dir_name
 from gitgauge.demo import demo_test_command
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
 
 SLUG_FILE = "textkit/slug.py"
-
-
-def require_bwrap() -> None:
-    binary, reason = probe(os.environ, network=False)
-    if binary is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"the sandbox tests need a working bwrap in CI: {reason}")
-        pytest.skip(reason)
 
 
 def write_config(root: Path, **run: Any) -> None:
@@ -63,29 +61,12 @@ def mined_demo(mined_demo_source: Path, tmp_path_factory: pytest.TempPathFactory
 
 
 @pytest.fixture
-def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    folder = tmp_path / "tmp"
-    folder.mkdir()
-    monkeypatch.setenv("TMPDIR", str(folder))
-    yield folder
-    left = sorted(path.name for path in folder.iterdir() if path.name.startswith("gitgauge-"))
-    assert left == [], f"gitgauge left temporary directories behind: {left}"
-
-
-@pytest.fixture
 def demo(mined_demo: Path, private_tmp: Path) -> Path:
     """A copy of the mined demo inside $HOME (~/src/demo), where a cheater searching $HOME
     finds it unless the sandbox hides it."""
     root = Path(os.environ["HOME"]) / "src" / "demo"
     shutil.copytree(mined_demo, root, symlinks=True)
     return root
-
-
-def agent_config(folder: Path, name: str, **fields: Any) -> str:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{config_dir_name(name)}.yaml"
-    path.write_text(yaml.safe_dump({"name": name, **fields}), encoding="utf-8")
-    return str(path)
 
 
 def verdicts(repo: Path, run_id: str) -> dict[tuple[str, str], str]:
@@ -249,14 +230,7 @@ def test_timeout_and_interrupt_kill_everything_inside(demo: Path, tmp_path: Path
 
     config["timeouts"]["adapter"] = 600_000
     (demo / "gitgauge.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
-    child = subprocess.Popen(
-        [*GITGAUGE, "run", "-c", sleeper, "--task", task],
-        cwd=demo,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    child = start_in_background("run", "-c", sleeper, "--task", task, cwd=demo, env=env)
     deadline = time.monotonic() + 60
     while len(processes_with("86399.5")) < 2 and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -376,9 +350,6 @@ def test_the_real_claude_cli_resolves_a_task_inside_the_sandbox(demo: Path, tmp_
     API: it starts, reads and writes its workspace, writes only its own entries of $HOME, and
     resolves the demo's slug task, all inside the sandbox."""
     require_bwrap()
-    from fake_messages_api import Rule, serve
-    from real_claude import claude_binary, claude_env
-
     claude_binary()
     (task_file,) = (demo / ".gitgauge" / "tasks").glob("*-fix-slugify-drops-digits.yaml")
     task = yaml.safe_load(task_file.read_text(encoding="utf-8"))
@@ -418,9 +389,6 @@ def test_the_real_codex_cli_resolves_a_task_inside_the_sandbox(demo: Path, tmp_p
     config's `env`). Both start, run their command in the workspace and resolve the demo's slug
     task inside the sandbox; $HOME stays read-only but for ~/.codex."""
     require_bwrap()
-    from fake_responses_api import API_KEY, API_KEY_ENV, FakeResponsesAPI, codex_home
-    from real_components import require
-
     require(shutil.which("codex") is not None, "the codex CLI (npm install -g @openai/codex)")
     (task_file,) = (demo / ".gitgauge" / "tasks").glob("*-fix-slugify-drops-digits.yaml")
     task = yaml.safe_load(task_file.read_text(encoding="utf-8"))
@@ -526,8 +494,6 @@ def test_a_version_managers_shims_bring_its_root(tmp_path: Path) -> None:
 
 def calc_repo(root: Path) -> GitRepo:
     """One fix task to be: `calc.half` fixed, with the test that proves it."""
-    from mine_helpers import new_repo
-
     repo = new_repo(root)
     repo.commit(
         "Add calc",

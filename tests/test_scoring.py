@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import GitRepo
-from scoring_helpers import agent_workspace, graded
+from helpers.records import fix_task
+from helpers.repos import GitRepo
+from helpers.workspace import agent_workspace, graded
 
 from gitgauge.core.git import Repository
 from gitgauge.core.records import Task
@@ -174,16 +175,8 @@ def graded_task(git_repo: GitRepo) -> Task:
         "initial", files={"value.txt": "41\n", "tests/expected.txt": "41\n", "other.txt": "1\n"}
     )
     fix = git_repo.commit("fix: value", files={"value.txt": "42\n", "tests/expected.txt": "42\n"})
-    return Task(
-        id="fix-value",
-        base=base,
-        fix=fix,
-        subject="fix: value",
-        prompt="Fix the following bug:\n\nfix: value",
-        testFiles=["tests/expected.txt"],
-        promptQuality="title-only",
-        baseSuitePasses=True,
-        minedAt="2024-01-01T00:00:00+00:00",
+    return fix_task(
+        base, fix, "fix: value", ["tests/expected.txt"], id="fix-value", baseSuitePasses=True
     )
 
 
@@ -238,16 +231,7 @@ def test_test_files_are_never_laid_through_a_symlink_of_the_agents_tree(
     fix = git_repo.commit(
         "fix: value", files={"value.txt": "42\n", "pkg/checks/expected.txt": "42\n"}
     )
-    task = Task(
-        id="fix-value",
-        base=base,
-        fix=fix,
-        subject="fix: value",
-        prompt="Fix the following bug:\n\nfix: value",
-        testFiles=["pkg/checks/expected.txt"],
-        promptQuality="title-only",
-        minedAt="2024-01-01T00:00:00+00:00",
-    )
+    task = fix_task(base, fix, "fix: value", ["pkg/checks/expected.txt"], id="fix-value")
     repo = Repository(git_repo.root)
     commands = UserCommands(RepoConfig(testCommand=CHECK))
     with agent_workspace(git_repo.root, base) as opened:

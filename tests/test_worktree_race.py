@@ -16,8 +16,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import GitRepo, run_gitgauge
-from mine_helpers import leftovers, mine_env, new_repo
+from helpers.cli import run_gitgauge
+from helpers.repos import GitRepo, new_repo
+from helpers.repos.sample import leftovers, mine_env
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow

@@ -11,7 +11,7 @@ import typer
 from gitgauge.cli.common import guarded, say, warn
 from gitgauge.core.git import Repository
 from gitgauge.core.store import Store
-from gitgauge.exporting.formats import check_flags
+from gitgauge.exporting.formats import ExportOptions, check_flags
 from gitgauge.exporting.harbor import DEFAULT_IMAGE
 from gitgauge.exporting.swebench import exportable_tasks, refuse_existing
 
@@ -50,7 +50,8 @@ def export(
             refuse_existing(out, force=force)
         repo = Repository(Path.cwd())
         tasks = exportable_tasks(Store(repo.root).load_tasks(warn=warn), repo, warn=warn)
-        done = chosen.export(tasks, repo, out=out, image=image, force=force, warn=warn)
+        options = ExportOptions(out=out, image=image, force=force, warn=warn)
+        done = chosen.export(tasks, repo, options)
         if done.stdout is not None:
             say(done.stdout)
         if done.said is not None:

@@ -7,7 +7,7 @@ it (`running.run.execute`) or estimates it, and prints what happened.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated
 
@@ -195,12 +195,24 @@ def run_command(request: RunRequest) -> None:
             say(f"resuming run {planned.resume.run_id}")
         executor = open_run_executor(config, request, warn=warn)
         try:
+            opened = OpenRun(repo, config, store, planned, executor)
             if request.estimate:
-                estimate_run(repo, config, store, planned, request, executor=executor)
+                estimate_run(opened, request)
             else:
-                report_run(repo, config, store, planned, request, executor=executor)
+                report_run(opened, request)
         finally:
             executor.close()
+
+
+@dataclass(frozen=True)
+class OpenRun:
+    """A planned run with its executor open: what reporting or estimating it works on."""
+
+    repo: Repository
+    config: RepoConfig
+    store: Store
+    planned: PlannedRun
+    executor: PairExecutor
 
 
 def run_and_report(
@@ -218,50 +230,35 @@ def run_and_report(
     the local executor and reported as `gitgauge run` reports it."""
     planned = PlannedRun(plan=plan, resume=resume, sandbox=choose_sandbox(config, sandbox=sandbox))
     request = RunRequest(jobs=jobs, repeat=repeat)
-    report_run(repo, config, store, planned, request, executor=LocalExecutor(jobs=jobs))
+    report_run(OpenRun(repo, config, store, planned, LocalExecutor(jobs=jobs)), request)
 
 
-def report_run(
-    repo: Repository,
-    config: RepoConfig,
-    store: Store,
-    planned: PlannedRun,
-    request: RunRequest,
-    *,
-    executor: PairExecutor,
-) -> None:
+def report_run(run: OpenRun, request: RunRequest) -> None:
     """Run the pairs, print the report, then what the gate stopped: the budget's closing line,
     and a `ConfigStopped` error (exit 3) naming each config stopped for a broken setup."""
-    outcome = _execute(repo, config, store, planned, request, executor=executor)
+    outcome = _execute(run, request)
     rows = report_rows([StoredRun(outcome.run_id, outcome.manifest, outcome.results)])
     say("")
     say(render_report(rows, output_format="table"))
     say("")
-    say(f"results and logs: {store.run_dir(outcome.run_id)}/")
+    say(f"results and logs: {run.store.run_dir(outcome.run_id)}/")
     _closing(outcome)
 
 
 def _execute(
-    repo: Repository,
-    config: RepoConfig,
-    store: Store,
-    planned: PlannedRun,
-    request: RunRequest,
-    *,
-    executor: PairExecutor,
-    sample: dict[str, int] | None = None,
+    run: OpenRun, request: RunRequest, *, sample: dict[str, int] | None = None
 ) -> RunOutcome:
-    plan = planned.plan
+    plan = run.planned.plan
     progress = _RunProgress(total=len(plan.configs) * len(plan.tasks) * request.repeat)
     events = RunEvents(on_start=progress.start, on_result=progress.result, on_check=_say_check)
     try:
         return execute(
-            repo,
-            config,
-            store,
-            planned,
+            run.repo,
+            run.config,
+            run.store,
+            run.planned,
             request,
-            executor=executor,
+            executor=run.executor,
             warn=warn,
             events=events,
             sample=sample,
@@ -311,29 +308,19 @@ def _closing(outcome: RunOutcome) -> None:
         )
 
 
-def estimate_run(
-    repo: Repository,
-    config: RepoConfig,
-    store: Store,
-    planned: PlannedRun,
-    request: RunRequest,
-    *,
-    executor: PairExecutor,
-) -> None:
+def estimate_run(run: OpenRun, request: RunRequest) -> None:
     """`run --estimate`: the expected cost and wall time of the pairs still to run; configs with
     no pair known anywhere get a sample of `SAMPLE_PAIRS` pairs run first (kept in the run)."""
-    resume = planned.resume
+    store, plan, resume = run.store, run.planned.plan, run.planned.resume
     run_id = resume.run_id if resume is not None else None
     repeat = resume.manifest.repeat if resume is not None else request.repeat
     retry = resume.retry_errors if resume is not None else False
 
     def current() -> RunEstimate:
         pending = pending_pairs(
-            store, planned.plan, run_id=run_id, repeat=repeat, retry_errors=retry, warn=warn
+            store, plan, run_id=run_id, repeat=repeat, retry_errors=retry, warn=warn
         )
-        return estimate(
-            planned.plan, store.load_runs(warn=warn), pending, run_id=run_id, jobs=request.jobs
-        )
+        return estimate(plan, store.load_runs(warn=warn), pending, run_id=run_id, jobs=request.jobs)
 
     found = current()
     sampled = False
@@ -345,7 +332,7 @@ def estimate_run(
         sample = {c.config: SAMPLE_PAIRS if c.config in found.unknown else 0 for c in found.configs}
         # The sample runs each task in its own mode, as it always has.
         sampling = replace(request, repeat=repeat, mode=None)
-        outcome = _execute(repo, config, store, planned, sampling, executor=executor, sample=sample)
+        outcome = _execute(run, sampling, sample=sample)
         run_id, retry, sampled = outcome.run_id, False, True
         found = current()
     say(render_estimate(found))

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from gitgauge.core.errors import TaskError
 from gitgauge.core.git import Commit, Repository
 from gitgauge.core.git.checkout import AgentDiff
+from gitgauge.core.prompt_request import RewriteRequest
 from gitgauge.core.records import (
     TASK_ID,
     TASK_ID_MAX_LENGTH,
@@ -110,7 +111,7 @@ class TaskKind(ABC):
     def gold(self, repo: Repository, task: Task, workspace: Path) -> None:
         """Write the task's own answer into `workspace` (the `gold` baseline)."""
 
-    def gold_run(self, context: Any) -> str | None:
+    def gold_run(self, context: GoldContext) -> str | None:
         """The `gold` baseline in an agent's place (`running.adapters.base.AdapterContext`: its
         workspace, environment and sandbox); returns gold's final message, for a kind that
         scores an answer. By default `gold` writes the answer and says nothing."""
@@ -120,8 +121,10 @@ class TaskKind(ABC):
     # -- a pair ----------------------------------------------------------------------------------
 
     @abstractmethod
-    def enter(self, pair: Any) -> KindPair:
-        """Make the fresh workspace of `pair` (`running.pair.PairSteps`) what this kind's agent
+    def enter(self, pair: PairContext) -> KindPair:
+        """Make the fresh workspace of `pair` (`running.steps.PairSteps`, or `FreshSteps` for a
+        kind that brings its own repository: `running.steps.checkout_steps` and
+        `own_repository_steps` narrow it, with the kind's draft type) what this kind's agent
         starts from (a checkout of `base`, or `base` with `other` merged in), and return the
         pair's kind-specific steps."""
 
@@ -183,7 +186,9 @@ class TaskKind(ABC):
         mines itself (`fix`) or that is imported, not mined (`fixture`)."""
         return None
 
-    def rewrite_request(self, repo: Repository, task: Task, commit: Any) -> Any:
+    def rewrite_request(
+        self, repo: Repository, task: Task, commit: Commit | None
+    ) -> RewriteRequest:
         """The spoiler-free prompt request (`mining.rewrite_request.RewriteRequest`) for a
         task of this kind; the mining stage sends it."""
         raise TaskError(f"tasks of kind {self.name!r} have no prompt rewriting")
@@ -294,6 +299,51 @@ class KindMiner(ABC):
     @abstractmethod
     def mine(self, context: MiningContext) -> MinedKind:
         """Find, verify and save this miner's tasks."""
+
+
+class PairContext(Protocol):
+    """What every kind's `enter` is given (`running.steps.PairSteps` and `FreshSteps` are it):
+    the pair's task, configuration, repository, draft and logs."""
+
+    @property
+    def task(self) -> Task: ...
+
+    @property
+    def config(self) -> RepoConfig: ...
+
+    @property
+    def repo(self) -> Repository: ...
+
+    @property
+    def draft(self) -> ResultDraft: ...
+
+    @property
+    def log_dir(self) -> Path: ...
+
+    @property
+    def mode(self) -> str | None: ...
+
+    def warn(self, message: str) -> None: ...
+
+
+class GoldContext(Protocol):
+    """What the `gold` baseline gets in an agent's place (`running.adapters.AdapterContext` is
+    it): the workspace, the task, the repository, the environment and the sandbox."""
+
+    @property
+    def workspace(self) -> Path: ...
+
+    @property
+    def task(self) -> Task: ...
+
+    @property
+    def repo(self) -> Repository: ...
+
+    @property
+    def env(self) -> Mapping[str, str]: ...
+
+    @property
+    def sandbox(self) -> Sequence[str]: ...
 
 
 class KindPair(ABC):

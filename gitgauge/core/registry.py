@@ -44,6 +44,10 @@ class Registry(Generic[T]):
         self._entries[name] = entry
         return entry
 
+    def remove(self, name: str) -> None:
+        """Forget the entry called `name` (a test's own kind, once the test is done)."""
+        self._entries.pop(name, None)
+
     def register(self, name: str) -> Callable[[T], T]:
         """A decorator registering what it decorates under `name`."""
 

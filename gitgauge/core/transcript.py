@@ -334,6 +334,13 @@ def _events(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
 
 
 def _event(line: str) -> dict[str, Any] | None:
+    value = json_object(line)
+    return value if value is not None and isinstance(value.get("type"), str) else None
+
+
+def json_object(line: str) -> dict[str, Any] | None:
+    """A line of an agent's JSON-lines output as the JSON object it holds; None for any other
+    line (a warning the CLI printed, an array, a malformed object)."""
     stripped = line.strip()
     if not stripped.startswith("{"):
         return None
@@ -341,7 +348,7 @@ def _event(line: str) -> dict[str, Any] | None:
         value = json.loads(stripped)
     except ValueError:
         return None
-    return value if isinstance(value, dict) and isinstance(value.get("type"), str) else None
+    return value if isinstance(value, dict) else None
 
 
 def _mapping(value: Any) -> dict[str, Any]:

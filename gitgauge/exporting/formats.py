@@ -25,6 +25,20 @@ class Exported:
     """What goes to standard output instead of a file (without `--out`)."""
 
 
+@dataclass(frozen=True)
+class ExportOptions:
+    """What `gitgauge export` asks of every format, its flags gathered once."""
+
+    out: Path | None
+    """`--out`: the file or folder to write (None: standard output)."""
+    image: str | None
+    """`--image`: the base image, for a format that `takes_image`."""
+    force: bool
+    """`--force`: replace `out` when it exists."""
+    warn: Warn
+    """Where a task that cannot be exported is reported."""
+
+
 class ExportFormat(ABC):
     name: ClassVar[str]
     needs_out: ClassVar[bool] = False
@@ -33,17 +47,8 @@ class ExportFormat(ABC):
     """It builds a container image: `--image` names its base."""
 
     @abstractmethod
-    def export(
-        self,
-        tasks: Sequence[Task],
-        repo: Repository,
-        *,
-        out: Path | None,
-        image: str | None,
-        force: bool,
-        warn: Warn,
-    ) -> Exported:
-        """Write `tasks` (the exportable ones) of `repo`."""
+    def export(self, tasks: Sequence[Task], repo: Repository, options: ExportOptions) -> Exported:
+        """Write `tasks` (the exportable ones) of `repo` as `options` say."""
 
 
 FORMATS: Registry[ExportFormat] = Registry(

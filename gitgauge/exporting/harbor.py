@@ -37,7 +37,7 @@ from gitgauge.core.git import Repository
 from gitgauge.core.records import Task
 from gitgauge.core.schema import RepoConfig
 from gitgauge.core.worktree import lay_files
-from gitgauge.exporting.formats import Exported, ExportFormat, register
+from gitgauge.exporting.formats import Exported, ExportFormat, ExportOptions, register
 from gitgauge.exporting.swebench import (
     ExportError,
     Warn,
@@ -208,19 +208,17 @@ class HarborFormat(ExportFormat):
     needs_out = True
     takes_image = True
 
-    def export(
-        self,
-        tasks: Sequence[Task],
-        repo: Repository,
-        *,
-        out: Path | None,
-        image: str | None,
-        force: bool,
-        warn: Warn,
-    ) -> Exported:
+    def export(self, tasks: Sequence[Task], repo: Repository, options: ExportOptions) -> Exported:
+        out = options.out
         assert out is not None
         config = load_repo_config(repo.root)
         folders = write_harbor_tasks(
-            tasks, repo, config, out=out, image=image or DEFAULT_IMAGE, force=force, warn=warn
+            tasks,
+            repo,
+            config,
+            out=out,
+            image=options.image or DEFAULT_IMAGE,
+            force=options.force,
+            warn=options.warn,
         )
         return Exported(said=f"wrote {len(folders)} Harbor tasks to {out}")

@@ -24,7 +24,7 @@ from gitgauge.core.git import Repository
 from gitgauge.core.paths import is_test_file
 from gitgauge.core.records import Task
 from gitgauge.core.store import Store, atomic_write_text
-from gitgauge.exporting.formats import Exported, ExportFormat, register
+from gitgauge.exporting.formats import Exported, ExportFormat, ExportOptions, register
 
 Warn = Callable[[str], None]
 SWEBENCH_VERSION = "0.0"
@@ -255,17 +255,9 @@ class SwebenchFormat(ExportFormat):
 
     name = "swebench"
 
-    def export(
-        self,
-        tasks: Sequence[Task],
-        repo: Repository,
-        *,
-        out: Path | None,
-        image: str | None,
-        force: bool,
-        warn: Warn,
-    ) -> Exported:
-        text = render_jsonl(swebench_rows(tasks, repo, warn=warn))
+    def export(self, tasks: Sequence[Task], repo: Repository, options: ExportOptions) -> Exported:
+        text = render_jsonl(swebench_rows(tasks, repo, warn=options.warn))
+        out = options.out
         if out is None:
             return Exported(said=None, stdout=text.rstrip("\n"))
         atomic_write_text(out, text)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Literal
 from gitgauge.core import process
 from gitgauge.core.claude import find_claude_binary, parse_result
 from gitgauge.core.errors import AdapterError, ConfigError, GitGaugeError
-from gitgauge.mining.rewrite_request import RewriteRequest
+from gitgauge.core.prompt_request import RewriteRequest
 
 if TYPE_CHECKING:
     import anthropic

@@ -9,13 +9,13 @@ mitigation, not a guarantee.
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gitgauge.core.errors import GitError
 from gitgauge.core.git import ChangedPath, Commit, Repository
 from gitgauge.core.paths import is_test_file
+from gitgauge.core.prompt_request import RewriteRequest, fresh_nonce, untrusted_block
 from gitgauge.core.records import Task
 
 DIFF_BUDGET_CHARS = 40_000
@@ -132,20 +132,6 @@ mention the tests, the commit, the diff or these instructions.
 Answer with the prompt text only: no preamble, no quotes, no heading, no closing remarks."""
 
 
-@dataclass(frozen=True)
-class RewriteRequest:
-    nonce: str
-    system: str
-    """Trusted instructions."""
-    user: str
-    """The delimited repository content, with trusted notes around it."""
-
-    @property
-    def combined(self) -> str:
-        """System and user text in one, for a backend with a single input (the claude CLI)."""
-        return f"{self.system}\n\n{self.user}"
-
-
 def build_request(source: RewriteSource, *, nonce: str | None = None) -> RewriteRequest:
     body = source.body or "(no message body)"
     body_note = ""
@@ -158,12 +144,10 @@ def build_request(source: RewriteSource, *, nonce: str | None = None) -> Rewrite
     tests_text += _left_out_line(source.tests.left_out)
     contents = (source.subject, body, diff_text, tests_text)
     # A caller-chosen nonce (tests) must still be absent from the content it wraps.
-    while nonce is None or any(nonce in text for text in contents):
-        nonce = secrets.token_hex(16)
+    nonce = fresh_nonce(contents, nonce)
 
     def block(name: str, text: str) -> str:
-        tag = f"untrusted-{name}-{nonce}"
-        return f"<{tag}>\n{text.rstrip(chr(10))}\n</{tag}>"
+        return untrusted_block(name, text, nonce)
 
     notes = [note for note in (body_note,) if note]
     notes += _budget_notes("The source diff was", source.diffs, DIFF_BUDGET_CHARS)

@@ -22,7 +22,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from gitgauge.core import links, process
 from gitgauge.core.git import Commit, Repository
@@ -48,17 +48,8 @@ RejectReason = Literal[
     "no parent commit available",
     "flaky",
 ]
-REJECT_REASONS: tuple[RejectReason, ...] = (
-    "passes before the fix",
-    "fails at the fix",
-    "fails in the sandbox",
-    "runs no test at the fix",
-    "setup failed",
-    "timed out",
-    "test command failed to start",
-    "no parent commit available",
-    "flaky",
-)
+REJECT_REASONS: tuple[RejectReason, ...] = get_args(RejectReason)
+"""Every reason, in the order the mine summary lists them."""
 
 
 SANDBOX_SYMPTOMS = re.compile(

@@ -7,7 +7,7 @@ pair at all.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from gitgauge.core.records import RunManifest, RunResult
@@ -113,31 +113,32 @@ def _manifest_differences(
                 for key in differing
             )
         )
-    if manifest_a.testCommand != manifest_b.testCommand:
-        found.append(
-            f"different test commands: {manifest_a.testCommand!r} ({name_a}) vs "
-            f"{manifest_b.testCommand!r} ({name_b})"
-        )
-    if manifest_a.setupCommand != manifest_b.setupCommand:
-        found.append(
-            f"different setup commands: {manifest_a.setupCommand!r} ({name_a}) vs "
-            f"{manifest_b.setupCommand!r} ({name_b})"
-        )
+
+    def differs(
+        what: str,
+        read: Callable[[RunManifest], object],
+        show: Callable[[object], str] = str,
+        then: str = "",
+    ) -> None:
+        value_a, value_b = read(manifest_a), read(manifest_b)
+        if value_a != value_b:
+            found.append(
+                f"different {what}: {show(value_a)} ({name_a}) vs {show(value_b)} ({name_b}){then}"
+            )
+
+    differs("test commands", lambda manifest: manifest.testCommand, repr)
+    differs("setup commands", lambda manifest: manifest.setupCommand, repr)
     if set(manifest_a.tasks) != set(manifest_b.tasks):
         found.append(
             f"the runs were planned on different task sets ({len(manifest_a.tasks)} tasks for "
             f"{name_a}'s run, {len(manifest_b.tasks)} for {name_b}'s)"
         )
-    if manifest_a.gitgaugeVersion != manifest_b.gitgaugeVersion:
-        found.append(
-            f"different gitgauge versions: {manifest_a.gitgaugeVersion} ({name_a}) vs "
-            f"{manifest_b.gitgaugeVersion} ({name_b})"
-        )
-    if manifest_a.history != manifest_b.history:
-        found.append(
-            f"different run.history: {manifest_a.history} ({name_a}) vs {manifest_b.history} "
-            f"({name_b}); with full history an agent can read the fix commit"
-        )
+    differs("gitgauge versions", lambda manifest: manifest.gitgaugeVersion)
+    differs(
+        "run.history",
+        lambda manifest: manifest.history,
+        then="; with full history an agent can read the fix commit",
+    )
     return found
 
 

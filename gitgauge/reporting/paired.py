@@ -285,21 +285,20 @@ def verdict_sentence(
     if n_tasks != comparison.tasks:
         raise ValueError(f"the comparison covers {comparison.tasks} tasks, not {n_tasks}")
     if comparison.repeated:
-        estimate = comparison.difference.estimate or 0.0
-        if estimate > 0:
-            lead = f"Over the {n_tasks} tasks, {name_b}'s resolve rate was higher than {name_a}'s"
-        elif estimate < 0:
-            lead = f"Over the {n_tasks} tasks, {name_b}'s resolve rate was lower than {name_a}'s"
-        else:
-            lead = f"{name_a} and {name_b} had the same resolve rate over the {n_tasks} tasks"
+        lead = _by_sign(
+            comparison.difference.estimate or 0.0,
+            f"Over the {n_tasks} tasks, {name_b}'s resolve rate was higher than {name_a}'s",
+            f"Over the {n_tasks} tasks, {name_b}'s resolve rate was lower than {name_a}'s",
+            f"{name_a} and {name_b} had the same resolve rate over the {n_tasks} tasks",
+        )
     else:
         more = comparison.only_b - comparison.only_a
-        if more > 0:
-            lead = f"{name_b} resolved {more} more of {n_tasks} tasks than {name_a}"
-        elif more < 0:
-            lead = f"{name_b} resolved {-more} fewer of {n_tasks} tasks than {name_a}"
-        else:
-            lead = f"{name_a} and {name_b} resolved the same number of the {n_tasks} tasks"
+        lead = _by_sign(
+            more,
+            f"{name_b} resolved {more} more of {n_tasks} tasks than {name_a}",
+            f"{name_b} resolved {-more} fewer of {n_tasks} tasks than {name_a}",
+            f"{name_a} and {name_b} resolved the same number of the {n_tasks} tasks",
+        )
     interval = comparison.difference
     alpha = alpha_of(comparison.confidence)
     level = f"{comparison.confidence * 100:g}%"
@@ -310,6 +309,15 @@ def verdict_sentence(
     if comparison.p_value < alpha and interval.contains(0.0):
         evidence += f", but the {level} interval includes 0"
     return f"{lead}; the difference, {points} points {bounds}, {judgement} ({evidence})."
+
+
+def _by_sign(value: float, above: str, below: str, zero: str) -> str:
+    """`above` when `value` is above 0, `below` when it is below, else `zero`."""
+    if value > 0:
+        return above
+    if value < 0:
+        return below
+    return zero
 
 
 def _exact_sign_flip(weights: Sequence[int], observed: int) -> float:

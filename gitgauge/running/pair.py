@@ -314,7 +314,10 @@ class Pair:
 
 
 def _agent_then_grade(
-    steps: PairSteps | FreshSteps, of_kind: KindPair, draft: ResultDraft, phases: Phases
+    steps: PairSteps[ResultDraft] | FreshSteps[ResultDraft],
+    of_kind: KindPair,
+    draft: ResultDraft,
+    phases: Phases,
 ) -> None:
     """The agent's turn and the grade, the same for both kinds of workspace."""
     outcome = steps.run_agent(prompt=of_kind.prompt)

@@ -31,7 +31,7 @@ from gitgauge.core.store import StorageError, Store, new_run_id
 from gitgauge.core.suite import stop_early_warning
 from gitgauge.core.worktree import Warn
 from gitgauge.running import harness as harnesses
-from gitgauge.running.executors import PairExecutor
+from gitgauge.running.executors import PairBatch, PairExecutor
 from gitgauge.running.gate import RunGate
 from gitgauge.running.pair import Pair, now
 from gitgauge.running.plan import PairJob, PlannedConfig, PlannedRun, command_drift
@@ -107,7 +107,7 @@ def execute(
         sandbox=planned.sandbox.here,
         mode=manifest.mode,
     )
-    finished = executor.run_pairs(pending.jobs, pair, on_start=events.on_start, gate=gate)
+    finished = executor.run_pairs(PairBatch(pending.jobs, pair, events.on_start, gate))
     results = pending.done + run_loop(
         finished, store, manifest.runId, pending.earlier_errors, on_result=events.on_result
     )

@@ -9,12 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar, cast
 
 from gitgauge.core import process
 from gitgauge.core.git import Repository
 from gitgauge.core.git.checkout import AgentDiff, blob_sizes, edit_tree
 from gitgauge.core.importable import interpreters
+from gitgauge.core.kinds import PairContext
 from gitgauge.core.records import ResultDraft, Task
 from gitgauge.core.sandbox import Mounts, Sandbox
 from gitgauge.core.schema import Limits, RepoConfig
@@ -30,6 +31,9 @@ from gitgauge.running.workspace import FreshWorkspace, Workspace
 
 if TYPE_CHECKING:
     from gitgauge.running.pair import Pair
+
+D = TypeVar("D", bound=ResultDraft)
+"""The draft a kind's pairs fill (`TaskKind.draft`)."""
 
 
 def bounded_patch(
@@ -111,7 +115,7 @@ class _OfPair:
 
 
 @dataclass(frozen=True)
-class PairSteps(_OfPair):
+class PairSteps(_OfPair, Generic[D]):
     """The steps every kind of task shares, bound to one pair's workspace and draft: what a
     kind's `enter` and its pair's `grade` use (`core.kinds`)."""
 
@@ -121,7 +125,7 @@ class PairSteps(_OfPair):
     workspace: Workspace
     env: dict[str, str]
     log_dir: Path
-    draft: ResultDraft
+    draft: D
 
     def setup(self) -> str | None:
         return self.pair._setup(self.workspace.path, self.env, self.log_dir)
@@ -226,7 +230,7 @@ class PairSteps(_OfPair):
         return edit_tree(checkout.git_dir, tree, scratch=checkout.holder, remove=sorted(paths))
 
 
-class FreshSteps(_OfPair):
+class FreshSteps(_OfPair, Generic[D]):
     """The steps of a pair whose kind brings its own repository (`TaskKind.own_repository`),
     bound to its `FreshWorkspace`: what that kind's `enter` and `grade` use."""
 
@@ -237,7 +241,7 @@ class FreshSteps(_OfPair):
         task: Task,
         workspace: FreshWorkspace,
         log_dir: Path,
-        draft: ResultDraft,
+        draft: D,
         slot: int,
     ) -> None:
         self.pair = pair
@@ -288,3 +292,20 @@ class FreshSteps(_OfPair):
             write=lambda dest, limit: reader.write_patch(start, end, dest, limit_bytes=limit),
             sizes=lambda ids: blob_sizes(reader.git_dir, ids),
         )
+
+
+def checkout_steps(pair: PairContext, draft: type[D]) -> PairSteps[D]:
+    """`pair` (what `core.kinds` types as a `PairContext`) as the steps of a checkout of the
+    user's history whose draft is a `draft`: a kind's `enter` narrows it once, and its pair's
+    steps are typed from then on."""
+    if not isinstance(pair, PairSteps) or not isinstance(pair.draft, draft):
+        raise TypeError(f"expected the steps of a checkout with a {draft.__name__}, got {pair!r}")
+    return cast("PairSteps[D]", pair)
+
+
+def own_repository_steps(pair: PairContext, draft: type[D]) -> FreshSteps[D]:
+    """`pair` as the steps of a kind that brings its own repository (`FreshSteps`), with a
+    `draft`: see `checkout_steps`."""
+    if not isinstance(pair, FreshSteps) or not isinstance(pair.draft, draft):
+        raise TypeError(f"expected the steps of a fresh workspace with a {draft.__name__}")
+    return cast("FreshSteps[D]", pair)

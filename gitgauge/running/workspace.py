@@ -17,7 +17,6 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import Literal, Protocol
 
 from gitgauge.core.git import Repository
@@ -30,6 +29,23 @@ from gitgauge.core.worktree import Warn, write_owner
 HistoryMode = Literal["isolated", "full"]
 HISTORY_PREFIX = "gitgauge-hist-"
 FRESH_PREFIX = "gitgauge-fresh-"
+
+
+def _history_holder(repo: Repository) -> Path:
+    """A new temporary folder for history copies, labelled as `repo`'s for stale cleanup."""
+    with deferred():
+        holder = Path(tempfile.mkdtemp(prefix=HISTORY_PREFIX))
+        try:
+            write_owner(holder, repository=repo.root, kind="history")
+        except BaseException:
+            shutil.rmtree(holder, ignore_errors=True)
+            raise
+    return holder
+
+
+def _remove_holder(holder: Path) -> None:
+    with deferred():
+        shutil.rmtree(holder, ignore_errors=True)
 
 
 class HistoryCopies:
@@ -59,9 +75,7 @@ class HistoryCopies:
             if copy is not None:
                 return copy
             if self._holder is None:
-                with deferred():
-                    self._holder = Path(tempfile.mkdtemp(prefix=HISTORY_PREFIX))
-                    write_owner(self._holder, repository=self.repo.root, kind="history")
+                self._holder = _history_holder(self.repo)
             ancestors = [c for c in self._copies.values() if self.repo.is_ancestor(c.commit, base)]
             # The nearest ancestor leaves the least to pack.
             borrow = max(ancestors, key=lambda c: self.repo.ancestor_count(c.commit), default=None)
@@ -77,8 +91,7 @@ class HistoryCopies:
     def close(self) -> None:
         with self._lock:
             if self._holder is not None:
-                with deferred():
-                    shutil.rmtree(self._holder, ignore_errors=True)
+                _remove_holder(self._holder)
             self._holder = None
             self._copies.clear()
             self._merge_copies.clear()
@@ -86,12 +99,7 @@ class HistoryCopies:
     def __enter__(self) -> HistoryCopies:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
@@ -166,9 +174,7 @@ class TaskWorkspaces:
             self._copy = self.shared.get(self.base, other=self.other)
         elif self.history == "isolated":
             try:
-                with deferred():
-                    self._holder = Path(tempfile.mkdtemp(prefix=HISTORY_PREFIX))
-                    write_owner(self._holder, repository=self.repo.root, kind="history")
+                self._holder = _history_holder(self.repo)
                 self._copy = HistoryCopy.create(
                     self.repo,
                     self.base,
@@ -180,18 +186,12 @@ class TaskWorkspaces:
                 raise
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._cleanup()
 
     def _cleanup(self) -> None:
         if self._holder is not None:
-            with deferred():
-                shutil.rmtree(self._holder, ignore_errors=True)
+            _remove_holder(self._holder)
             self._holder = None
             self._copy = None
 

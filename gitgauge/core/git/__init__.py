@@ -17,15 +17,15 @@ import shutil
 import stat
 import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from gitgauge.core import process
 from gitgauge.core.errors import GitError, NotAGitRepository
-from gitgauge.core.git.logparse import COMMIT_MARK, nul_tokens, parse_changes, parse_log
+from gitgauge.core.git.logparse import LOG_FORMAT, nul_tokens, parse_changes, parse_log
 
 # Imports written `name as name` are re-exports: the records `Repository.log` returns are the
 # door's own, imported from here.
@@ -45,6 +45,8 @@ if not _REFRESH_WAS_SET:
 # could install things, or take minutes). An empty hooks path disables them all.
 NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
 _GITLINK_MODE = 0o160000
+_Logged = TypeVar("_Logged")
+"""What a `Repository.stream_log` parser reads each commit into."""
 
 
 FULL_BYTES = 1 << 20
@@ -248,26 +250,36 @@ class Repository:
 
         One `git log` process for the whole walk; memory stays bounded by one commit.
         """
+        options = [f"--max-count={max_count}", "-z", "-M", "--name-status", "--no-color"]
+        return self.stream_log(
+            rev, config=("-c", "diff.renames=true"), options=options, parse=parse_log
+        )
+
+    def stream_log(
+        self,
+        rev: str,
+        *,
+        config: Sequence[str],
+        options: Sequence[str],
+        parse: Callable[[Iterator[str]], Iterator[_Logged]],
+    ) -> Iterator[_Logged]:
+        """`git <config> log <options>` of `rev` in `LOG_FORMAT`, its NUL-separated tokens
+        read by `parse` as they stream (a generator: git starts when it is first read)."""
         argv = [
             "git",
-            "-c",
-            "diff.renames=true",
+            *config,
             "log",
-            f"--max-count={max_count}",
-            "-z",
-            "-M",
-            "--name-status",
-            "--no-color",
+            *options,
             # The user's config must not change what we parse: i18n.logOutputEncoding would
             # re-encode messages, log.showSignature would mix gpg output into the stream.
             "--encoding=UTF-8",
             "--no-show-signature",
-            "--format=" + COMMIT_MARK + "%H%x00%P%x00%s%x00%b%x00",
+            LOG_FORMAT,
             rev,
             "--",
         ]
         try:
-            yield from parse_log(nul_tokens(process.stream(argv, cwd=self.root)))
+            yield from parse(nul_tokens(process.stream(argv, cwd=self.root)))
         except process.StreamError as error:
             raise GitError(f"git log failed in {self.root}: {error.stderr_tail.strip()}") from None
 

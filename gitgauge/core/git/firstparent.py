@@ -6,14 +6,13 @@ chain's commit, re-applied on its parent, gives its own tree again (`replay_prob
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from gitgauge.core import process
-from gitgauge.core.errors import GitError
 from gitgauge.core.git import NO_HOOKS, Repository
-from gitgauge.core.git.logparse import COMMIT_MARK, nul_tokens
+from gitgauge.core.git.logparse import CommitHeader, read_log
 from gitgauge.core.git.owned import alternates_variable
 
 
@@ -40,11 +39,7 @@ class FileChange:
 
 
 @dataclass(frozen=True)
-class LoggedCommit:
-    sha: str
-    parents: tuple[str, ...]
-    subject: str
-    body: str
+class LoggedCommit(CommitHeader):
     changes: tuple[FileChange, ...]
 
     def change_of(self, path: str) -> FileChange | None:
@@ -56,10 +51,7 @@ def first_parent_log(
 ) -> Iterator[LoggedCommit]:
     """The last `max_count` first-parent commits of `rev`, newest first, each with its changes
     and line counts against its first parent (a merge lists none). One streamed `git log`."""
-    argv = [
-        "git",
-        *NO_HOOKS,
-        "log",
+    options = [
         "--first-parent",
         f"--max-count={max_count}",
         "-z",
@@ -70,25 +62,31 @@ def first_parent_log(
         "--no-color",
         "--no-ext-diff",
         "--no-textconv",
-        "--encoding=UTF-8",
-        "--no-show-signature",
-        "--format=" + COMMIT_MARK + "%H%x00%P%x00%s%x00%b%x00",
-        rev,
-        "--",
     ]
-    try:
-        yield from _parse_numstat_log(nul_tokens(process.stream(argv, cwd=repo.root)))
-    except process.StreamError as error:
-        raise GitError(f"git log failed in {repo.root}: {error.stderr_tail.strip()}") from None
+    return repo.stream_log(rev, config=NO_HOOKS, options=options, parse=_parse_numstat_log)
 
 
 def _parse_numstat_log(tokens: Iterator[str]) -> Iterator[LoggedCommit]:
-    header: list[str] | None = None
     raw: dict[str, tuple[str, str, str]] = {}
     counts: dict[str, tuple[int | None, int | None]] = {}
 
-    def finish(fields: Sequence[str]) -> LoggedCommit:
-        sha, parents, subject, body = fields
+    def start() -> None:
+        raw.clear()
+        counts.clear()
+
+    def record(token: str, rest: Iterator[str]) -> None:
+        line = token.lstrip("\n")
+        if not line:
+            return
+        if line.startswith(":"):  # `:old_mode new_mode old_id new_id status` NUL path
+            fields = line[1:].split()
+            raw[next(rest)] = (fields[4][0], fields[0], fields[1])
+            return
+        added, _, remainder = line.partition("\t")
+        deleted, _, path = remainder.partition("\t")
+        counts[path] = (_count(added), _count(deleted))
+
+    for header in read_log(tokens, start=start, record=record):
         changes = tuple(
             FileChange(
                 status=status,
@@ -100,28 +98,7 @@ def _parse_numstat_log(tokens: Iterator[str]) -> Iterator[LoggedCommit]:
             )
             for path, (status, old_mode, new_mode) in raw.items()
         )
-        return LoggedCommit(sha, tuple(parents.split()), subject, body.strip("\n"), changes)
-
-    iterator = iter(tokens)
-    for token in iterator:
-        if token.startswith(COMMIT_MARK):
-            if header is not None:
-                yield finish(header)
-            header = [token[1:], next(iterator), next(iterator), next(iterator)]
-            raw, counts = {}, {}
-            continue
-        record = token.lstrip("\n")
-        if not record:
-            continue
-        if record.startswith(":"):  # `:old_mode new_mode old_id new_id status` NUL path
-            fields = record[1:].split()
-            raw[next(iterator)] = (fields[4][0], fields[0], fields[1])
-            continue
-        added, _, rest = record.partition("\t")
-        deleted, _, path = rest.partition("\t")
-        counts[path] = (_count(added), _count(deleted))
-    if header is not None:
-        yield finish(header)
+        yield LoggedCommit(header.sha, header.parents, header.subject, header.body, changes)
 
 
 def _count(text: str) -> int | None:

@@ -11,7 +11,6 @@ must end on top of the chain's parent.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from gitgauge.core.git import Repository
 from gitgauge.core.git.series import (
@@ -21,8 +20,8 @@ from gitgauge.core.git.series import (
     commit_everything,
     raw_message,
 )
-from gitgauge.core.kinds import KindPair, register
-from gitgauge.core.records import Task
+from gitgauge.core.kinds import KindPair, PairContext, register
+from gitgauge.core.records import ChainResultDraft, Task
 from gitgauge.core.worktree import lay_files
 from gitgauge.kinds.chain.kind import ChainKind, ChainPair, chain_commit_paths
 
@@ -45,7 +44,11 @@ class CommitsKind(ChainKind):
                 paths=paths,
             )
 
-    def enter(self, pair: Any) -> KindPair:
+    def enter(self, context: PairContext) -> KindPair:
+        # Here, not at the top: a report loads the kinds, and no running/ with them.
+        from gitgauge.running.steps import checkout_steps
+
+        pair = checkout_steps(context, ChainResultDraft)
         workspace, task = pair.workspace, pair.task
         attach_head(workspace.agent_git, CHAIN_BRANCH)
         lay_files(pair.repo, task.fix, self.gold_paths(pair.repo, task), workspace.path)

@@ -13,7 +13,6 @@ itself (`position_check`): anything but a tie in both orders is a position bias,
 from __future__ import annotations
 
 import re
-import secrets
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from gitgauge.core import kinds
 from gitgauge.core.errors import GitError
 from gitgauge.core.git import Repository
 from gitgauge.core.git.series import show_original
+from gitgauge.core.prompt_request import RewriteRequest, fresh_nonce, untrusted_block
 from gitgauge.core.records import JudgeCheck, Task
 from gitgauge.core.schema import RepoConfig
 from gitgauge.mining.rewrite_backends import (
@@ -32,7 +32,6 @@ from gitgauge.mining.rewrite_backends import (
     Usage,
     choose_backend,
 )
-from gitgauge.mining.rewrite_request import RewriteRequest
 
 Outcome = Literal["win", "tie", "loss"]
 Warn = Callable[[str], None]
@@ -93,17 +92,11 @@ def build_request(a: str, b: str, *, nonce: str | None = None) -> RewriteRequest
             text = text[:SERIES_BUDGET_CHARS]
             notes.append(f"Series {name} was cut to its first {SERIES_BUDGET_CHARS:,} characters.")
         shown.append(text)
-    while nonce is None or any(nonce in text for text in shown):
-        nonce = secrets.token_hex(16)
-
-    def block(name: str, text: str) -> str:
-        tag = f"untrusted-series-{name}-{nonce}"
-        return f"<{tag}>\n{text.rstrip(chr(10))}\n</{tag}>"
-
+    nonce = fresh_nonce(shown, nonce)
     parts = [
         f"Compare these two series. The delimiter code of this request is {nonce}.",
-        block("a", shown[0]),
-        block("b", shown[1]),
+        untrusted_block("series-a", shown[0], nonce),
+        untrusted_block("series-b", shown[1], nonce),
     ]
     if notes:
         parts.append("Notes from gitgauge: " + " ".join(notes))

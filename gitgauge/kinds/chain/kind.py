@@ -228,7 +228,7 @@ def chain_commit_paths(repo: Repository, commit: str) -> list[str]:
 class ChainPair(KindPair):
     """One chain task's pair after its kind entered the workspace (`start` set by the kind)."""
 
-    def __init__(self, pair: PairSteps, kind: ChainKind, *, start: str) -> None:
+    def __init__(self, pair: PairSteps[ChainResultDraft], kind: ChainKind, *, start: str) -> None:
         self.pair = pair
         self.kind = kind
         self.start = start
@@ -261,7 +261,6 @@ class ChainPair(KindPair):
     def grade(self, diff: AgentDiff) -> None:
         pair, task = self.pair, self.pair.task
         draft = pair.draft
-        assert isinstance(draft, ChainResultDraft)
         assert task.chainParent is not None
         draft.update(originalSeries=list(task.chainSubjects))
         checkout = pair.workspace.checkout
@@ -313,7 +312,7 @@ class ChainPair(KindPair):
         parent (setupCommand run again), its tree laid in: a bisectable history passes at each."""
         pair, task = self.pair, self.pair.task
         draft = pair.draft
-        assert isinstance(draft, ChainResultDraft) and task.chainParent is not None
+        assert task.chainParent is not None
         if not task.testsAtNewest:
             pair.warn(
                 f"chains.testEachCommit: task {task.id} is not tested commit by commit: its "
@@ -381,7 +380,6 @@ class ChainPair(KindPair):
     def _judge(self, history: AgentHistory, series: Sequence[SeriesCommit]) -> None:
         pair, task = self.pair, self.pair.task
         draft = pair.draft
-        assert isinstance(draft, ChainResultDraft)
         judge = chain_judge.judge_for(pair.config, env=os.environ, warn=pair.warn)
         if judge is None:
             if pair.config.chains.judge:

@@ -16,9 +16,8 @@ Each remaining chain's newest commit is tested once (`testsAtNewest`, which
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Generator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
@@ -34,6 +33,7 @@ from gitgauge.core.sandbox import Mounts, Sandbox
 from gitgauge.core.schema import RepoConfig
 from gitgauge.core.suite import UserCommands
 from gitgauge.core.worktree import Warn
+from gitgauge.kinds.mined import KindSummary
 from gitgauge.mining import classify
 
 # Skip reasons, counted in the mine summary (a detail names the file or git's words).
@@ -71,31 +71,24 @@ class Chain:
 
 
 @dataclass
-class ChainSummary:
+class ChainSummary(KindSummary):
     scanned: int = 0
     """First-parent commits walked."""
     found: int = 0
     """Chains found (before skips)."""
-    already_mined: int = 0
-    skipped: Counter[str] = field(default_factory=Counter)
-    tasks: list[Task] = field(default_factory=list)
 
-    def lines(self) -> list[str]:
-        """Its part of `mine`'s summary."""
-        said = [f"first-parent commits: {self.scanned}", f"  file-commit chains: {self.found}"]
-        if self.already_mined:
-            said.append(f"  already mined:   {self.already_mined}")
-        said += [
-            f"  skipped, {reason}: {self.skipped[reason]}"
-            for reason in SKIP_REASONS
-            if self.skipped.get(reason)
-        ]
+    def looked_at(self) -> list[str]:
+        return [f"first-parent commits: {self.scanned}", f"  file-commit chains: {self.found}"]
+
+    def skip_order(self) -> Sequence[str]:
+        return SKIP_REASONS
+
+    def tasks_line(self) -> str:
         untested = sum(1 for task in self.tasks if not task.testsAtNewest) // 2
-        said.append(
+        return (
             f"chain tasks:       {len(self.tasks)} (rebase and commits per chain; "
             f"suite fails at the newest commit: {untested} chain(s))"
         )
-        return said
 
 
 NO_TESTS = "the suite fails at its newest commit: chains.testEachCommit skips it"

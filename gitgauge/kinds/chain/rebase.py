@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from gitgauge.core.git import Repository
 from gitgauge.core.git.series import (
@@ -24,8 +23,8 @@ from gitgauge.core.git.series import (
     start_rebase,
     tree_of,
 )
-from gitgauge.core.kinds import KindPair, register
-from gitgauge.core.records import Task
+from gitgauge.core.kinds import KindPair, PairContext, register
+from gitgauge.core.records import ChainResultDraft, Task
 from gitgauge.kinds.chain.kind import ChainKind, ChainPair
 
 
@@ -38,7 +37,11 @@ class RebaseKind(ChainKind):
         """`git rebase --continue`: the todo list as it stands replays the original series."""
         finish_rebase(workspace)
 
-    def enter(self, pair: Any) -> KindPair:
+    def enter(self, context: PairContext) -> KindPair:
+        # Here, not at the top: a report loads the kinds, and no running/ with them.
+        from gitgauge.running.steps import checkout_steps
+
+        pair = checkout_steps(context, ChainResultDraft)
         workspace = pair.workspace
         attach_head(workspace.agent_git, CHAIN_BRANCH)
         start_rebase(workspace.agent_git, workspace.path, count=len(pair.task.chain))

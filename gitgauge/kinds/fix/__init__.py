@@ -9,17 +9,18 @@ laid into a fresh checkout; the fix's test files laid over it and the suite run
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gitgauge.core.git import Commit, Repository
 from gitgauge.core.git.checkout import AgentDiff
-from gitgauge.core.kinds import KindPair, TaskKind, register
+from gitgauge.core.kinds import KindPair, PairContext, TaskKind, register
 from gitgauge.core.paths import is_test_file
+from gitgauge.core.prompt_request import RewriteRequest
 from gitgauge.core.records import FixResultDraft, Task
 from gitgauge.core.suite import NO_REPORT_HINT
 from gitgauge.core.worktree import lay_files
 from gitgauge.kinds.fix.grade import grade
-from gitgauge.mining.rewrite_request import RewriteRequest, build_request, gather_source
+from gitgauge.mining.rewrite_request import build_request, gather_source
 from gitgauge.running.scoring.protect import protect
 
 if TYPE_CHECKING:
@@ -48,22 +49,25 @@ class FixKind(TaskKind):
     def gold(self, repo: Repository, task: Task, workspace: Path) -> None:
         lay_files(repo, task.fix, self.gold_paths(repo, task), workspace)
 
-    def enter(self, pair: Any) -> KindPair:
-        return _FixPair(pair)
+    def enter(self, pair: PairContext) -> KindPair:
+        # Here, not at the top: a report loads the kinds, and no running/ with them.
+        from gitgauge.running.steps import checkout_steps
 
-    def rewrite_request(self, repo: Repository, task: Task, commit: Any) -> RewriteRequest:
-        assert commit is None or isinstance(commit, Commit)
+        return _FixPair(checkout_steps(pair, FixResultDraft))
+
+    def rewrite_request(
+        self, repo: Repository, task: Task, commit: Commit | None
+    ) -> RewriteRequest:
         return build_request(gather_source(repo, task, commit))
 
 
 class _FixPair(KindPair):
-    def __init__(self, pair: PairSteps) -> None:
+    def __init__(self, pair: PairSteps[FixResultDraft]) -> None:
         self.pair = pair
         self.start = pair.task.base
 
     def grade(self, diff: AgentDiff) -> None:
         pair, task, draft = self.pair, self.pair.task, self.pair.draft
-        assert isinstance(draft, FixResultDraft)
         checkout = pair.workspace.checkout
         protection = protect(
             checkout,

@@ -14,22 +14,23 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitgauge.core.git import Repository
+from gitgauge.core.git import Commit, Repository
 from gitgauge.core.git.checkout import AgentDiff, read_merge_state
 from gitgauge.core.kinds import (
     CellNotes,
     KindMiner,
     KindPair,
+    PairContext,
     ReportColumns,
     TaskKind,
     register,
 )
+from gitgauge.core.prompt_request import RewriteRequest
 from gitgauge.core.records import MergeResultDraft, RunResult, Task
 from gitgauge.core.worktree import lay_files
 from gitgauge.kinds.merge.grade import grade_merge
 from gitgauge.kinds.merge.rewrite import build_merge_request
 from gitgauge.kinds.merge.workspace import ConflictState, enter_conflict
-from gitgauge.mining.rewrite_request import RewriteRequest
 
 if TYPE_CHECKING:
     from gitgauge.running.pair import PairSteps
@@ -71,8 +72,11 @@ class MergeKind(TaskKind):
         # the index, and naming it would fail ("pathspec did not match").
         repo.stage_all(workspace)
 
-    def enter(self, pair: Any) -> KindPair:
-        return _MergePair(pair)
+    def enter(self, pair: PairContext) -> KindPair:
+        # Here, not at the top: a report loads the kinds, and no running/ with them.
+        from gitgauge.running.steps import checkout_steps
+
+        return _MergePair(checkout_steps(pair, MergeResultDraft))
 
     def row_counts(self, results: Sequence[RunResult]) -> dict[str, int]:
         return {
@@ -109,13 +113,15 @@ class MergeKind(TaskKind):
 
         return MINER
 
-    def rewrite_request(self, repo: Repository, task: Task, commit: Any) -> RewriteRequest:
+    def rewrite_request(
+        self, repo: Repository, task: Task, commit: Commit | None
+    ) -> RewriteRequest:
         # Never the merge's diff or message: they are the resolution.
         return build_merge_request(repo, task)
 
 
 class _MergePair(KindPair):
-    def __init__(self, pair: PairSteps) -> None:
+    def __init__(self, pair: PairSteps[MergeResultDraft]) -> None:
         self.pair = pair
         self.state: ConflictState = enter_conflict(
             pair.workspace, pair.task, link=pair.config.worktree.link
@@ -133,7 +139,6 @@ class _MergePair(KindPair):
 
     def grade(self, diff: AgentDiff) -> None:
         pair, draft = self.pair, self.pair.draft
-        assert isinstance(draft, MergeResultDraft)
         verdict = grade_merge(
             pair.repo,
             pair.task,

@@ -32,7 +32,7 @@ from gitgauge.core.git.agent_dir import MergeState
 from gitgauge.core.git.mergetree import has_markers
 from gitgauge.core.git.owned import AgentDiff, parse_tree_listing
 from gitgauge.core.paths import is_test_file
-from gitgauge.core.records import Task
+from gitgauge.core.records import MergeResultDraft, Task
 from gitgauge.core.schema import RepoConfig
 from gitgauge.core.worktree import lay_files
 from gitgauge.kinds.merge.workspace import ConflictState
@@ -73,7 +73,7 @@ def grade_merge(
     diff: AgentDiff,
     merge: MergeState,
     setup_files: Collection[str],
-    steps: PairSteps,
+    steps: PairSteps[MergeResultDraft],
 ) -> MergeGrade | None:
     """Grade the agent's tree; None (and an error in the pair's draft) when the grading
     checkout's setup step fails."""
@@ -171,7 +171,7 @@ def _suite_on_result(
     config: RepoConfig,
     diff: AgentDiff,
     recorded: dict[str, tuple[str, str]],
-    steps: PairSteps,
+    steps: PairSteps[MergeResultDraft],
 ) -> tuple[process.CommandResult, Protection] | None:
     """The suite on the agent's result, graded on the project's tests, as a fix is: protected
     files the merge did not put in conflict go back to where the merge left them, what the

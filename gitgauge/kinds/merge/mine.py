@@ -7,9 +7,8 @@ test suite is the second judge.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Generator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from gitgauge.core import process
@@ -30,6 +29,7 @@ from gitgauge.core.sandbox import Mounts, Sandbox
 from gitgauge.core.schema import RepoConfig
 from gitgauge.core.suite import UserCommands
 from gitgauge.core.worktree import Warn
+from gitgauge.kinds.mined import KindSummary
 from gitgauge.mining import classify
 from gitgauge.mining.mine import judgement_key
 
@@ -51,25 +51,19 @@ def difficulty(files: int, regions: int) -> MergeDifficulty:
 
 
 @dataclass
-class MergeSummary:
+class MergeSummary(KindSummary):
     merges: int = 0
     """Merge commits among the scanned ones."""
     conflicted: int = 0
     """Merges whose re-merge conflicts (candidates)."""
-    already_mined: int = 0
     judged_before: int = 0
-    skipped: Counter[str] = field(default_factory=Counter)
-    tasks: list[Task] = field(default_factory=list)
 
-    def lines(self) -> list[str]:
-        """Its part of `mine`'s summary."""
-        said = [f"merge commits:     {self.merges}", f"  conflicted:      {self.conflicted}"]
-        if self.already_mined:
-            said.append(f"  already mined:   {self.already_mined}")
-        said += [f"  skipped, {reason}: {count}" for reason, count in sorted(self.skipped.items())]
+    def looked_at(self) -> list[str]:
+        return [f"merge commits:     {self.merges}", f"  conflicted:      {self.conflicted}"]
+
+    def tasks_line(self) -> str:
         exact_only = sum(1 for task in self.tasks if task.testsAtMerge is False)
-        said.append(f"merge tasks:       {len(self.tasks)} (exact match only: {exact_only})")
-        return said
+        return f"merge tasks:       {len(self.tasks)} (exact match only: {exact_only})"
 
 
 class MergeMiner(KindMiner):

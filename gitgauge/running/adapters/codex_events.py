@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
 from gitgauge.core.records import MAX_COUNT
+from gitgauge.core.transcript import json_object
 
 STEP_ITEM_TYPES = frozenset(
     {"agent_message", "command_execution", "file_change", "mcp_tool_call", "web_search"}
@@ -71,7 +71,7 @@ def parse_events(stdout: str) -> CodexRun:
     failure: str | None = None
     last_message: str | None = None
     for line in stdout.splitlines():
-        event = _json_object(line)
+        event = json_object(line)
         if event is None:
             continue
         kind = event.get("type")
@@ -108,17 +108,6 @@ def parse_events(stdout: str) -> CodexRun:
         steps=steps,
         last_message=last_message,
     )
-
-
-def _json_object(line: str) -> dict[str, Any] | None:
-    stripped = line.strip()
-    if not stripped.startswith("{"):
-        return None
-    try:
-        value = json.loads(stripped)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
 
 
 def _show(value: object) -> str:

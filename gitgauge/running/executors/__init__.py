@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from gitgauge.core import kinds
@@ -21,25 +22,30 @@ if TYPE_CHECKING:
     from gitgauge.running.plan import PairJob, PlannedConfig
 
 
+@dataclass(frozen=True)
+class PairBatch:
+    """What an executor is given to run: the pending pairs of a run and how they run."""
+
+    pending: Sequence[PairJob]
+    pair: Pair
+    """Runs one pair (`Pair.run`)."""
+    on_start: Callable[[PlannedConfig, Task], None]
+    gate: RunGate | None = None
+    """Whether each pair may start, and the count of those finished (None: every pair runs)."""
+
+
 class PairExecutor(ABC):
     """Runs the pending pairs of a run, each with `Pair.run`, and yields their results."""
 
     name: ClassVar[str]
 
     @abstractmethod
-    def run_pairs(
-        self,
-        pending: Sequence[PairJob],
-        pair: Pair,
-        *,
-        on_start: Callable[[PlannedConfig, Task], None],
-        gate: RunGate | None = None,
-    ) -> Generator[RunResult | None, None, None]:
-        """Run every pending pair with `pair.run`; yield each result as its pair finishes (its
-        logs already in the local run directory), None for a pair `gate` kept from starting.
-        Each finished pair is counted by `gate` (`RunGate.finished`) before it is yielded; an
-        executor that starts every pair at once does not ask `gate.admit`. Closing the
-        generator stops every pair and removes their workspaces."""
+    def run_pairs(self, batch: PairBatch) -> Generator[RunResult | None, None, None]:
+        """Run every pending pair with `batch.pair.run`; yield each result as its pair finishes
+        (its logs already in the local run directory), None for a pair the gate kept from
+        starting. Each finished pair is counted by the gate (`RunGate.finished`) before it is
+        yielded; an executor that starts every pair at once does not ask `gate.admit`. Closing
+        the generator stops every pair and removes their workspaces."""
 
     def close(self) -> None:  # noqa: B027 - the local executor leaves nothing behind
         """Disconnect; remove what the run left elsewhere (on remote nodes)."""

@@ -9,20 +9,18 @@ gate before a pair starts and counts the pair when it is done, before it takes i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Generator
 from typing import TYPE_CHECKING
 
 from gitgauge.core import kinds
 from gitgauge.core.git.checkout import CheckoutPool
 from gitgauge.core.parallel import in_order
-from gitgauge.core.records import RunResult, Task
-from gitgauge.running.executors import PairExecutor, other_parent
+from gitgauge.core.records import RunResult
+from gitgauge.running.executors import PairBatch, PairExecutor, other_parent
 from gitgauge.running.workspace import HistoryCopies, TaskWorkspaces
 
 if TYPE_CHECKING:
-    from gitgauge.running.gate import RunGate
-    from gitgauge.running.pair import Pair
-    from gitgauge.running.plan import PairJob, PlannedConfig
+    from gitgauge.running.plan import PairJob
 
 
 class LocalExecutor(PairExecutor):
@@ -33,14 +31,8 @@ class LocalExecutor(PairExecutor):
     def __init__(self, *, jobs: int = 1) -> None:
         self.jobs = jobs
 
-    def run_pairs(
-        self,
-        pending: Sequence[PairJob],
-        pair: Pair,
-        *,
-        on_start: Callable[[PlannedConfig, Task], None],
-        gate: RunGate | None = None,
-    ) -> Generator[RunResult | None, None, None]:
+    def run_pairs(self, batch: PairBatch) -> Generator[RunResult | None, None, None]:
+        pair, gate, on_start = batch.pair, batch.gate, batch.on_start
         sources = HistoryCopies(pair.repo)
         pool = CheckoutPool(owner_repository=pair.repo.root)
 
@@ -69,7 +61,7 @@ class LocalExecutor(PairExecutor):
 
         # The checkouts and history copies go once every worker is done, also after an interrupt.
         try:
-            yield from in_order(list(pending), run_one, jobs=self.jobs, name="run")
+            yield from in_order(list(batch.pending), run_one, jobs=self.jobs, name="run")
         finally:
             pool.close()
             sources.close()

@@ -14,16 +14,16 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 from gitgauge import __version__
 from gitgauge.core import fingerprint, process
 from gitgauge.core.errors import ConfigError, GitGaugeError
-from gitgauge.core.records import RunResult, Task
+from gitgauge.core.records import RunResult
 from gitgauge.core.schema import RaySettings, RepoConfig
 from gitgauge.core.store import atomic_write_bytes, atomic_write_json
-from gitgauge.running.executors import PairExecutor
+from gitgauge.running.executors import PairBatch, PairExecutor
 from gitgauge.running.executors.shipped import (
     FixFiles,
     NodeFacts,
@@ -44,7 +44,6 @@ from gitgauge.running.executors.shipped_harness import (
 )
 
 if TYPE_CHECKING:
-    from gitgauge.running.gate import RunGate
     from gitgauge.running.pair import Pair
     from gitgauge.running.plan import PairJob, PlannedConfig
 
@@ -129,14 +128,8 @@ class RayExecutor(PairExecutor):
             raise
         return cls(settings, nodes)
 
-    def run_pairs(
-        self,
-        pending: Sequence[PairJob],
-        pair: Pair,
-        *,
-        on_start: Callable[[PlannedConfig, Task], None],
-        gate: RunGate | None = None,
-    ) -> Generator[RunResult, None, None]:
+    def run_pairs(self, batch: PairBatch) -> Generator[RunResult, None, None]:
+        pending, pair, gate = batch.pending, batch.pair, batch.gate
         # Every pair starts at once: `gate` only counts them (a stopped config is reported).
         self.run_id = pair.run_id
         env = {name: os.environ[name] for name in self.settings.env if name in os.environ}
@@ -178,7 +171,7 @@ class RayExecutor(PairExecutor):
                 )
                 running[ref] = job
             if pending:
-                on_start(pending[0].planned, pending[0].task)
+                batch.on_start(pending[0].planned, pending[0].task)
             while running:
                 # A short timeout: Ctrl-C is seen between waits.
                 ready, _ = ray.wait(list(running), num_returns=1, timeout=1.0)

@@ -1,4 +1,4 @@
-"""A small sample project for mining tests, and ways to read what `gitgauge mine` did.
+"""The mining tests' small sample project, and how to configure and mine it.
 
 The sample's test command is `sh run_tests.sh`, which runs `run_tests.py`: every `test_*`
 function of `tests/test_*.py`, with `src/` importable. Before running anything the runner appends
@@ -9,24 +9,21 @@ and with which files, not only what the summary says.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
-from conftest import GitRepo, isolate, pid_alive
+
+from helpers.repos import GitRepo, runner_source
 
 RUN_TESTS_SH = 'exec "${MINE_PYTHON:-python3}" run_tests.py\n'
 BROKEN_RUN_TESTS_SH = "exec gitgauge-no-such-test-runner\n"
 
-RUN_TESTS_PY = '''\
+RUN_TESTS_PY = runner_source(
+    '''\
 """The sample project's test runner: every test_* function in tests/test_*.py."""
 import json
 import os
@@ -56,18 +53,8 @@ if os.environ.get("MINE_JOURNAL"):
 if record["deps"] is None:
     sys.exit("deps/ is not linked into this checkout")
 sys.path.insert(0, os.path.abspath("src"))
-failed = 0
-for path in sorted(Path("tests").glob("test_*.py")):
-    for name, check in sorted(runpy.run_path(str(path)).items()):
-        if name.startswith("test_") and callable(check):
-            try:
-                check()
-            except Exception:
-                failed += 1
-                traceback.print_exc()
-print(f"{failed} failed")
-sys.exit(1 if failed else 0)
 '''
+)
 
 SETUP_PY = 'from pathlib import Path\n\nPath(".setup-done").write_text("ok")\n'
 BROKEN_SETUP_PY = 'raise SystemExit("setup is broken at this commit")\n'
@@ -145,33 +132,6 @@ def leftovers(journal: Path) -> list[str]:
     return sorted(p.name for p in (journal.parent / "tmp").iterdir())
 
 
-def read_journal(journal: Path) -> list[dict[str, Any]]:
-    if not journal.exists():
-        return []
-    return [json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines()]
-
-
-def load_tasks(repo: GitRepo) -> dict[str, dict[str, Any]]:
-    """Every task file, parsed as a plain YAML reader would, keyed by the fix sha."""
-    tasks: dict[str, dict[str, Any]] = {}
-    for path in sorted((repo.root / ".gitgauge" / "tasks").glob("*.yaml")):
-        task = yaml.safe_load(path.read_text(encoding="utf-8"))
-        task["_file"] = path.name
-        tasks[task["fix"]] = task
-    return tasks
-
-
-def summary(stdout: str) -> dict[str, str]:
-    """The summary block after the progress lines: `label: value` pairs."""
-    block = stdout.rsplit("\n\n", 1)[-1]
-    pairs: dict[str, str] = {}
-    for line in block.splitlines():
-        if ":" in line and not line.startswith("tasks saved"):
-            label, value = line.split(":", 1)
-            pairs[label.strip()] = value.strip()
-    return pairs
-
-
 def checkout_state(repo: GitRepo) -> dict[str, str]:
     """`GitRepo.snapshot()` less gitgauge's own state directory, which mine is meant to fill."""
     state = repo.snapshot()
@@ -179,41 +139,6 @@ def checkout_state(repo: GitRepo) -> dict[str, str]:
         line for line in state["status"].splitlines() if not line[3:].startswith(".gitgauge/")
     )
     return state
-
-
-def wait_until_gone(pid: int, *, seconds: float = 10.0) -> bool:
-    """Signals are delivered asynchronously: give a killed process a moment to be gone."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if not pid_alive(pid):
-            return True
-        time.sleep(0.02)
-    return not pid_alive(pid)
-
-
-def wait_for_file(path: Path, *, seconds: float = 60.0) -> str:
-    """The content of `path` once something has written it."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if path.exists() and (text := path.read_text().strip()):
-            return text
-        time.sleep(0.02)
-    raise AssertionError(f"{path} was never written")
-
-
-@contextmanager
-def isolated(base: Path) -> Iterator[None]:
-    """conftest's per-test isolation, for a module-scoped repository built once."""
-    with pytest.MonkeyPatch.context() as patch:
-        isolate(base / "home", patch)
-        yield
-
-
-def new_repo(root: Path) -> GitRepo:
-    root.mkdir(parents=True)
-    repo = GitRepo(root)
-    repo.git("init", "-q", "-b", "main")
-    return repo
 
 
 @dataclass(frozen=True)

@@ -18,29 +18,10 @@ developer would, so the recorded resolution differs from both sides:
 
 from __future__ import annotations
 
-import os
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conftest import GitRepo
-
-RUN_TESTS = """\
-import runpy, sys, traceback
-from pathlib import Path
-sys.path.insert(0, "src")
-failed = 0
-for path in sorted(Path("tests").glob("test_*.py")):
-    for name, check in sorted(runpy.run_path(str(path)).items()):
-        if name.startswith("test_") and callable(check):
-            try:
-                check()
-            except Exception:
-                failed += 1
-                traceback.print_exc()
-print(f"{failed} failed")
-sys.exit(1 if failed else 0)
-"""
+from helpers.repos import RUN_TESTS, TEST_COMMAND, GitRepo, new_repo
 
 CALC = """\
 def greet(name):
@@ -72,7 +53,6 @@ def test_greet():
 """
 
 LEGACY = "def old():\n    return 1\n"
-TEST_COMMAND = "python3 run_tests.py"
 
 
 @dataclass
@@ -91,31 +71,8 @@ class MergeRepo:
 
 
 def _merge(repo: GitRepo, branches: list[str], resolved: dict[str, str | None], msg: str) -> str:
-    repo._tick += 1
-    stamp = f"2024-02-01T00:{repo._tick:02d}:00+00:00"
-    env = dict(os.environ, GIT_AUTHOR_DATE=stamp, GIT_COMMITTER_DATE=stamp)
-    subprocess.run(
-        ["git", "merge", "--no-ff", "-q", "-m", msg, *branches],
-        cwd=repo.root,
-        env=env,
-        capture_output=True,
-    )
-    for path, content in resolved.items():
-        if content is None:
-            if (repo.root / path).exists():
-                repo.delete(path)
-        else:
-            repo.write(path, content)
-    repo.git("add", "-A")
-    if (repo.root / ".git" / "MERGE_HEAD").exists():
-        subprocess.run(
-            ["git", "commit", "-q", "--no-edit", "--no-verify"],
-            cwd=repo.root,
-            env=env,
-            check=True,
-            capture_output=True,
-        )
-    return repo.git("rev-parse", "HEAD").strip()
+    """Merge `branches` into main as a developer would, resolving a conflict as `resolved`."""
+    return repo.merge(branches, msg, resolved=resolved, day="2024-02-01")
 
 
 def _branch(repo: GitRepo, name: str, subject: str, files: dict[str, str | None]) -> None:
@@ -125,9 +82,7 @@ def _branch(repo: GitRepo, name: str, subject: str, files: dict[str, str | None]
 
 
 def build_merge_repo(root: Path) -> MergeRepo:
-    root.mkdir(parents=True)
-    repo = GitRepo(root)
-    repo.git("init", "-q", "-b", "main")
+    repo = new_repo(root)
     repo.commit(
         "Initial project",
         files={

@@ -1,20 +1,21 @@
 """A loopback fake of the Anthropic Messages API, for the real SDK and its HTTP stack.
 
-An `http.server` on 127.0.0.1 (port 0: the OS picks a free one) serving `POST /v1/messages` from a
-thread of the test process. Each test sets what it answers (`answer`, `fail`, `hang`, `empty`,
-`malformed`) and reads what was sent in `requests` (JSON body and headers of every attempt,
-retries included). Point the SDK at it with `ANTHROPIC_BASE_URL=fake.base_url`.
+It serves `POST /v1/messages` (helpers/fakes/loopback.py). Each test sets what it answers
+(`answer`, `fail`, `hang`, `empty`, `malformed`) and reads what was sent in `requests` (JSON body
+and headers of every attempt, retries included). Point the SDK at it with
+`ANTHROPIC_BASE_URL=fake.base_url`.
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from email.message import Message
 from typing import Any, Literal
+
+from helpers.fakes.loopback import Answer, LoopbackServer
 
 Mode = Literal["answer", "status", "hang", "empty", "malformed"]
 
@@ -47,31 +48,26 @@ class RecordedRequest:
         return "\n".join(parts)
 
 
-class FakeAnthropic:
+class FakeAnthropic(LoopbackServer):
     """What the fake answers is set per test; it records every request it receives."""
 
+    requests: list[RecordedRequest]
+
     def __init__(self) -> None:
+        super().__init__()
         self.mode: Mode = "answer"
         self.answer_text: str | Callable[[RecordedRequest], str] = "The rewritten prompt."
         self.status = 500
         self.hang_seconds = 30.0
         self.input_tokens = 1200
         self.output_tokens = 80
-        self.requests: list[RecordedRequest] = []
         self.stop_reason = "end_turn"
-        self._lock = threading.Lock()
         # Set on stop so handlers sleeping in `hang` mode return at once and the server can close.
         self._released = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.05,), daemon=True
-        )
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return self.address
 
     # -- configuration -------------------------------------------------------------------
 
@@ -98,24 +94,26 @@ class FakeAnthropic:
     def malformed(self) -> None:
         self.mode = "malformed"
 
-    # -- lifecycle -----------------------------------------------------------------------
-
-    def start(self) -> None:
-        self._thread.start()
-
     def stop(self) -> None:
         self._released.set()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=10)
+        super().stop()
 
     # -- the server ----------------------------------------------------------------------
 
-    def _record(self, request: RecordedRequest) -> None:
-        with self._lock:
-            self.requests.append(request)
+    def respond(self, method: str, path: str, headers: Message, body: bytes) -> Answer:
+        try:
+            decoded = json.loads(body)
+        except ValueError:
+            decoded = None
+        request = RecordedRequest(
+            path=path, headers={k.lower(): v for k, v in headers.items()}, body=decoded
+        )
+        self.record(request)
+        if path.rstrip("/").split("?")[0] != "/v1/messages":
+            return 404, {"content-type": "application/json"}, b"{}"
+        return self._response(request)
 
-    def _response(self, request: RecordedRequest) -> tuple[int, dict[str, str], bytes]:
+    def _response(self, request: RecordedRequest) -> Answer:
         json_type = {"content-type": "application/json"}
         if self.mode == "status":
             kind = "rate_limit_error" if self.status == 429 else "api_error"
@@ -149,50 +147,7 @@ class FakeAnthropic:
             "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens},
         }
 
-    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self) -> None:  # noqa: N802 - the http.server API
-                length = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(length)
-                try:
-                    body = json.loads(raw)
-                except ValueError:
-                    body = None
-                request = RecordedRequest(
-                    path=self.path,
-                    headers={k.lower(): v for k, v in self.headers.items()},
-                    body=body,
-                )
-                fake._record(request)
-                if self.path.rstrip("/").split("?")[0] != "/v1/messages":
-                    status, headers, payload = 404, {"content-type": "application/json"}, b"{}"
-                else:
-                    status, headers, payload = fake._response(request)
-                try:
-                    self.send_response(status)
-                    for name, value in headers.items():
-                        self.send_header(name, value)
-                    self.send_header("content-length", str(len(payload)))
-                    self.end_headers()
-                    self.wfile.write(payload)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (its timeout): nothing left to answer
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass  # keep test output quiet
-
-        return Handler
-
-
-@contextmanager
-def serve() -> Iterator[FakeAnthropic]:
-    fake = FakeAnthropic()
-    fake.start()
-    try:
-        yield fake
-    finally:
-        fake.stop()
+def serve() -> FakeAnthropic:
+    """A fake for `with serve() as fake:` (started there, stopped after)."""
+    return FakeAnthropic()

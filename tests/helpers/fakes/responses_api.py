@@ -18,11 +18,12 @@ github.com and chatgpt.com, found with `strace -f -e trace=connect,sendto` on co
 from __future__ import annotations
 
 import json
-import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from email.message import Message
 from pathlib import Path
 from typing import Any
+
+from helpers.fakes.loopback import Answer, LoopbackServer
 
 USAGE = {
     "input_tokens": 1000,
@@ -63,7 +64,9 @@ class Request:
 
 
 @dataclass
-class FakeResponsesAPI:
+class FakeResponsesAPI(LoopbackServer):
+    """The scripted model; a dataclass whose server is made with it (`with fake:` serves)."""
+
     steps: list[dict[str, Any]]
     usage: dict[str, Any] = field(default_factory=lambda: dict(USAGE))
     by_prompt: list[tuple[str | tuple[str, ...], list[dict[str, Any]]]] = field(
@@ -74,48 +77,28 @@ class FakeResponsesAPI:
     extra_events: list[dict[str, Any]] = field(default_factory=list)
     """Sent before `response.completed` (unknown event types, say)."""
     requests: list[Request] = field(default_factory=list)
-    _server: ThreadingHTTPServer | None = None
+
+    protocol_version = "HTTP/1.0"
+    methods = ("GET", "POST")
+
+    def __post_init__(self) -> None:
+        requests = self.requests
+        super().__init__()
+        self.requests = requests
 
     @property
     def base_url(self) -> str:
-        assert self._server is not None
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+        return f"{self.address}/v1"
 
-    def __enter__(self) -> FakeResponsesAPI:
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-                fake.requests.append(Request(self.path, dict(self.headers), {}))
-                self.send_response(404)
-                self.send_header("content-length", "0")
-                self.end_headers()
-
-            def do_POST(self) -> None:  # noqa: N802
-                length = int(self.headers.get("content-length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
-                request = Request(self.path, dict(self.headers), body)
-                fake.requests.append(request)
-                status, payload = fake._answer(request)
-                self.send_response(status)
-                kind = "text/event-stream" if status == 200 else "application/json"
-                self.send_header("content-type", kind)
-                self.send_header("content-length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._server is not None
-        self._server.shutdown()
-        self._server.server_close()
+    def respond(self, method: str, path: str, headers: Message, body: bytes) -> Answer:
+        if method == "GET":
+            self.record(Request(path, dict(headers), {}))
+            return 404, {}, b""
+        request = Request(path, dict(headers), json.loads(body or b"{}"))
+        self.record(request)
+        status, payload = self._answer(request)
+        kind = "text/event-stream" if status == 200 else "application/json"
+        return status, {"content-type": kind}, payload
 
     def model_requests(self) -> list[Request]:
         return [r for r in self.requests if r.path.endswith("/responses")]

@@ -16,6 +16,9 @@ The children of one server share its string-hash seed (a started process draws i
 bug that depends on set iteration order would not vary between calls. `GITGAUGE_TEST_EXEC=1`
 runs every call as a real `python -m gitgauge` instead, to check that the suite passes without
 the server.
+
+This file is also the server's program (`Server` starts `python <this file> <fd>`), so it imports
+nothing but the standard library.
 """
 
 from __future__ import annotations
@@ -299,4 +302,8 @@ SERVER = None if os.environ.get("GITGAUGE_TEST_EXEC") == "1" else Server()
 
 
 if __name__ == "__main__":
+    # Run by path, the interpreter put this file's folder first on the path, where a helper's
+    # module name could hide a library's while the server imports: tests/ instead (each child
+    # puts its own working directory there, as `python -m` does).
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
     _serve(socket.socket(fileno=int(sys.argv[1])))

@@ -20,30 +20,12 @@ command runs every `test_*` function of `tests/test_*.py` with `src/` importable
 
 from __future__ import annotations
 
-import os
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conftest import GitRepo
+from helpers.repos import RUN_TESTS, TEST_COMMAND, GitRepo, new_repo
 
-RUN_TESTS = """\
-import runpy, sys, traceback
-from pathlib import Path
-sys.path.insert(0, "src")
-failed = 0
-for path in sorted(Path("tests").glob("test_*.py")):
-    for name, check in sorted(runpy.run_path(str(path)).items()):
-        if name.startswith("test_") and callable(check):
-            try:
-                check()
-            except Exception:
-                failed += 1
-                traceback.print_exc()
-print(f"{failed} failed")
-sys.exit(1 if failed else 0)
-"""
-TEST_COMMAND = "python3 run_tests.py"
+Files = dict[str, str | bytes | None]
 
 
 @dataclass
@@ -64,10 +46,30 @@ def _lines(name: str, count: int) -> str:
     return "".join(f"{name}_{n} = {n}\n" for n in range(count))
 
 
+def _grow(
+    repo: GitRepo,
+    path: str,
+    text: str,
+    steps: list[tuple[str, str]],
+    extra: dict[int, Files] | None = None,
+) -> tuple[list[str], str]:
+    """One commit a step (subject, a line appended to `path`), step n also writing `extra[n]`;
+    returns the commits and the file's text after them."""
+    shas = []
+    for number, (subject, line) in enumerate(steps):
+        text += line
+        files: Files = {path: text, **(extra or {}).get(number, {})}
+        shas.append(repo.commit(subject, files=files))
+    return shas, text
+
+
+def _numbered(subject: str, prefix: str, numbers: range) -> list[tuple[str, str]]:
+    """Steps "<subject> n" each appending `<prefix>n = n`."""
+    return [(f"{subject} {n}", f"{prefix}{n} = {n}\n") for n in numbers]
+
+
 def build_chain_repo(root: Path) -> ChainRepo:
-    root.mkdir(parents=True)
-    repo = GitRepo(root)
-    repo.git("init", "-q", "-b", "main")
+    repo = new_repo(root)
     built = ChainRepo(repo)
     repo.commit(
         "Start the project",
@@ -91,90 +93,48 @@ def build_chain_repo(root: Path) -> ChainRepo:
         number = next(separators)
         repo.commit(f"Note {number}", files={f"notes/{number}.txt": f"note {number}\n"})
 
-    alpha = "A = 0\n"
-    built.commits["long"] = []
-    for step in range(8):
-        alpha += f"A{step} = {step}\n"
-        files = {"src/alpha.py": alpha}
-        if step == 5:
-            files["src/beta.py"] = "B = 0\nB1 = 1\n"
-        built.commits["long"].append(repo.commit(f"Alpha step {step}", files=files))
+    built.commits["long"], _ = _grow(
+        repo,
+        "src/alpha.py",
+        "A = 0\n",
+        _numbered("Alpha step", "A", range(8)),
+        extra={5: {"src/beta.py": "B = 0\nB1 = 1\n"}},
+    )
     separate()
 
-    gamma = "G = 0\n"
-    built.commits["merge"] = []
-    for step in range(2):
-        gamma += f"G{step} = {step}\n"
-        built.commits["merge"].append(
-            repo.commit(f"Gamma step {step}", files={"src/gamma.py": gamma})
-        )
+    merge, gamma = _grow(repo, "src/gamma.py", "G = 0\n", _numbered("Gamma step", "G", range(2)))
     # The side branch changes gamma.py too, so the merge itself modifies it against its first
     # parent: only the rule "none a merge" splits the five.
     gamma += "GS = 0\n"
     repo.git("checkout", "-q", "-b", "side")
     repo.commit("Side work", files={"side.txt": "side\n", "src/gamma.py": gamma})
     repo.git("checkout", "-q", "main")
-    repo._tick += 1
-    stamp = f"2024-01-01T05:{repo._tick % 60:02d}:00+00:00"
-    subprocess.run(
-        ["git", "merge", "--no-ff", "-q", "-m", "Merge branch 'side'", "side"],
-        cwd=root,
-        env=dict(os.environ, GIT_AUTHOR_DATE=stamp, GIT_COMMITTER_DATE=stamp),
-        check=True,
-        capture_output=True,
-    )
-    built.commits["merge"].append(repo.git("rev-parse", "HEAD").strip())
-    for step in range(2, 4):
-        gamma += f"G{step} = {step}\n"
-        built.commits["merge"].append(
-            repo.commit(f"Gamma step {step}", files={"src/gamma.py": gamma})
-        )
+    merge.append(repo.merge(["side"], "Merge branch 'side'", hour=5))
+    more, _ = _grow(repo, "src/gamma.py", gamma, _numbered("Gamma step", "G", range(2, 4)))
+    built.commits["merge"] = merge + more
     separate()
 
-    delta = "D = 0\n"
-    built.commits["added"] = [repo.commit("Add delta", files={"src/delta.py": delta})]
-    for step in range(2):
-        delta += f"D{step} = {step}\n"
-        built.commits["added"].append(
-            repo.commit(f"Delta step {step}", files={"src/delta.py": delta})
-        )
+    added = repo.commit("Add delta", files={"src/delta.py": "D = 0\n"})
+    delta, _ = _grow(repo, "src/delta.py", "D = 0\n", _numbered("Delta step", "D", range(2)))
+    built.commits["added"] = [added, *delta]
     separate()
 
-    guide = "# Guide\n"
-    built.commits["markdown"] = []
-    for step in range(3):
-        guide += f"\nSection {step}.\n"
-        built.commits["markdown"].append(
-            repo.commit(f"Guide section {step}", files={"docs/guide.md": guide})
-        )
+    sections = [(f"Guide section {n}", f"\nSection {n}.\n") for n in range(3)]
+    built.commits["markdown"], _ = _grow(repo, "docs/guide.md", "# Guide\n", sections)
     separate()
 
-    eps = "E = 0\n"
-    built.commits["subjects"] = []
-    for step, subject in enumerate(("Tidy eps", "Tidy eps", "Finish eps")):
-        eps += f"E{step} = {step}\n"
-        built.commits["subjects"].append(repo.commit(subject, files={"src/eps.py": eps}))
+    subjects = ("Tidy eps", "Tidy eps", "Finish eps")
+    eps = [(subject, f"E{n} = {n}\n") for n, subject in enumerate(subjects)]
+    built.commits["subjects"], _ = _grow(repo, "src/eps.py", "E = 0\n", eps)
     separate()
 
-    theta = "T = 0\n"
-    built.commits["impure"] = []
-    for step in range(3):
-        theta += f"T{step} = {step}\n"
-        built.commits["impure"].append(
-            repo.commit(
-                f"Theta step {step}",
-                files={"src/theta.py": theta, f"data/big{step}.py": _lines(f"big{step}", 20)},
-            )
-        )
+    big = {n: {f"data/big{n}.py": _lines(f"big{n}", 20)} for n in range(3)}
+    theta = _numbered("Theta step", "T", range(3))
+    built.commits["impure"], _ = _grow(repo, "src/theta.py", "T = 0\n", theta, extra=big)
     separate()
 
-    kappa = "K = 0\n"
-    built.commits["four"] = []
-    for step in range(4):
-        kappa += f"K{step} = {step}\n"
-        built.commits["four"].append(
-            repo.commit(f"Kappa step {step}", files={"src/kappa.py": kappa})
-        )
+    kappa = _numbered("Kappa step", "K", range(4))
+    built.commits["four"], _ = _grow(repo, "src/kappa.py", "K = 0\n", kappa)
     separate()
 
     built.commits["zeta"] = [

@@ -9,7 +9,7 @@ the same result object last. `claude --version` prints a version and records not
 
 Use it from a test:
 
-    from fake_claude import fake_claude_env, read_record
+    from helpers.fakes.claude import fake_claude_env, read_record
 
     env = fake_claude_env(tmp_path, {"files": {"src/calc.py": "..."}, "cost": 0.25})
     # env: GITGAUGE_CLAUDE_BIN, FAKE_CLAUDE_SCENARIO, FAKE_CLAUDE_RECORD (merge it into the env
@@ -74,8 +74,10 @@ from pathlib import Path
 from typing import Any
 
 FAKE_CLAUDE = Path(__file__).resolve()
-FIXTURE = FAKE_CLAUDE.parent / "fixtures" / "claude-print-json-2.1.328.json"
-STREAM_FIXTURE = FAKE_CLAUDE.parent / "fixtures" / "claude-stream-json-2.1.197.jsonl"
+"""The executable (run by path: its `#!` line; it imports only the standard library)."""
+FIXTURES = FAKE_CLAUDE.parents[2] / "fixtures"
+FIXTURE = FIXTURES / "claude-print-json-2.1.328.json"
+STREAM_FIXTURE = FIXTURES / "claude-stream-json-2.1.197.jsonl"
 VERSION = "2.1.197 (Claude Code)"
 FAKE_KEY = "sk-ant-fake-claude"
 RECORDED_ENV = (

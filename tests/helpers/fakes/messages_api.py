@@ -1,6 +1,6 @@
 """A loopback fake of the Anthropic Messages API with a scripted "model", for the REAL claude CLI.
 
-A threaded `http.server` on 127.0.0.1 (port 0: the OS picks a free one). It answers
+On the loopback server of helpers/fakes/loopback.py, it answers
 `POST /v1/messages` streaming (server-sent events: `message_start`, `content_block_start`,
 `content_block_delta`, `content_block_stop`, `message_delta` with usage, `message_stop`) or as one
 JSON object, whichever the request asks for, and answers any other path minimally (`{}` for GET,
@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from email.message import Message
 from typing import Any
+
+from helpers.fakes.loopback import Answer, LoopbackServer
 
 INPUT_TOKENS = 1000
 OUTPUT_TOKENS = 50
@@ -164,28 +164,24 @@ def _collect(value: Any, parts: list[str]) -> None:
                 parts.append(block)
 
 
-class FakeMessagesApi:
+class FakeMessagesApi(LoopbackServer):
     """The scripted model (`rules`, set per test) and the log of every request."""
 
+    methods = ("GET", "HEAD", "CONNECT", "POST")
+    requests: list[RecordedRequest]
+
     def __init__(self) -> None:
+        super().__init__()
         self.rules: list[Rule | CommandRule] = []
         self.replies: list[Reply] = []
         """For any request whose text holds a reply's needle (a judge's, a text-mode answer):
         the first such reply answers it at once."""
         self.acts: list[Act] = []
-        self.requests: list[RecordedRequest] = []
-        self._lock = threading.Lock()
         self._ids = 0
-        self._server = _QuietServer(("127.0.0.1", 0), self._handler_class())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.05,), daemon=True
-        )
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return self.address
 
     def agent_requests(self) -> list[RecordedRequest]:
         with self._lock:
@@ -204,16 +200,6 @@ class FakeMessagesApi:
     def clear(self) -> None:
         with self._lock:
             self.requests.clear()
-
-    # -- lifecycle -----------------------------------------------------------------------
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=10)
 
     # -- the model -----------------------------------------------------------------------
 
@@ -311,84 +297,37 @@ class FakeMessagesApi:
 
     # -- the server ----------------------------------------------------------------------
 
-    def _record(self, request: RecordedRequest) -> None:
-        with self._lock:
-            self.requests.append(request)
-
-    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def _receive(self) -> RecordedRequest:
-                length = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                try:
-                    body = json.loads(raw) if raw else None
-                except ValueError:
-                    body = None
-                request = RecordedRequest(
-                    method=self.command,
-                    path=self.path,
-                    headers={k.lower(): v for k, v in self.headers.items()},
-                    body=body,
-                )
-                fake._record(request)
-                return request
-
-            def _send(self, status: int, content_type: str, payload: bytes) -> None:
-                try:
-                    self.send_response(status)
-                    self.send_header("content-type", content_type)
-                    self.send_header("request-id", "req_fake")
-                    self.send_header("content-length", str(len(payload)))
-                    self.end_headers()
-                    self.wfile.write(payload)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up: nothing left to answer
-
-            def do_GET(self) -> None:  # noqa: N802 - the http.server API
-                self._receive()
-                self._send(200, "application/json", b"{}")
-
-            def do_HEAD(self) -> None:  # noqa: N802 - the http.server API
-                self._receive()
-                self._send(200, "application/json", b"")
-
-            def do_CONNECT(self) -> None:  # noqa: N802 - the http.server API
-                # A client that treats this server as its HTTPS proxy tried to reach the outside.
-                self._receive()
-                self._send(403, "text/plain", b"the tests allow no network")
-
-            def do_POST(self) -> None:  # noqa: N802 - the http.server API
-                request = self._receive()
-                if request.path.split("?")[0].rstrip("/") == "/v1/messages/count_tokens":
-                    self._send(200, "application/json", b'{"input_tokens": %d}' % INPUT_TOKENS)
-                    return
-                if not request.is_messages or not isinstance(request.body, dict):
-                    error = {"type": "error", "error": {"type": "not_found_error", "message": "no"}}
-                    self._send(404, "application/json", json.dumps(error).encode())
-                    return
-                message = fake._message(request)
-                if not request.body.get("stream"):
-                    self._send(200, "application/json", json.dumps(message).encode())
-                    return
-                stream = "".join(
-                    f"event: {name}\ndata: {json.dumps(data)}\n\n"
-                    for name, data in fake._events(message)
-                )
-                self._send(200, "text/event-stream", stream.encode())
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass  # keep test output quiet
-
-        return Handler
+    def respond(self, method: str, path: str, headers: Message, body: bytes) -> Answer:
+        try:
+            decoded = json.loads(body) if body else None
+        except ValueError:
+            decoded = None
+        lowered = {k.lower(): v for k, v in headers.items()}
+        request = RecordedRequest(method=method, path=path, headers=lowered, body=decoded)
+        self.record(request)
+        if method == "GET":
+            return _answer(200, "application/json", b"{}")
+        if method == "HEAD":
+            return _answer(200, "application/json", b"")
+        if method == "CONNECT":
+            # A client that treats this server as its HTTPS proxy tried to reach the outside.
+            return _answer(403, "text/plain", b"the tests allow no network")
+        if request.path.split("?")[0].rstrip("/") == "/v1/messages/count_tokens":
+            return _answer(200, "application/json", b'{"input_tokens": %d}' % INPUT_TOKENS)
+        if not request.is_messages or not isinstance(request.body, dict):
+            error = {"type": "error", "error": {"type": "not_found_error", "message": "no"}}
+            return _answer(404, "application/json", json.dumps(error).encode())
+        message = self._message(request)
+        if not request.body.get("stream"):
+            return _answer(200, "application/json", json.dumps(message).encode())
+        stream = "".join(
+            f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in self._events(message)
+        )
+        return _answer(200, "text/event-stream", stream.encode())
 
 
-class _QuietServer(ThreadingHTTPServer):
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a client that hung up mid-request (the CLI killed at its timeout): nothing to do
+def _answer(status: int, content_type: str, payload: bytes) -> Answer:
+    return status, {"content-type": content_type, "request-id": "req_fake"}, payload
 
 
 def _usage() -> dict[str, int]:
@@ -400,11 +339,6 @@ def _usage() -> dict[str, int]:
     }
 
 
-@contextmanager
-def serve() -> Iterator[FakeMessagesApi]:
-    fake = FakeMessagesApi()
-    fake.start()
-    try:
-        yield fake
-    finally:
-        fake.stop()
+def serve() -> FakeMessagesApi:
+    """A fake for `with serve() as fake:` (started there, stopped after)."""
+    return FakeMessagesApi()

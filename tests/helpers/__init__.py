@@ -1,0 +1,29 @@
+"""The code the tests share, by responsibility; conftest.py holds only pytest's hooks and
+fixtures. A test module imports what it needs from here (`from helpers.repos import GitRepo`),
+never from conftest.
+
+- `repos/`: `GitRepo` (a real repository built with the git CLI, commits at pinned dates),
+  `new_repo`, the sample projects' test runner (`runner_source`, `RUN_TESTS`); the histories of
+  `chains` (file-commit chains), `merges` (merges of each kind) and `sample` (the mining
+  sample project, its config and environment).
+- `cli`: the real CLI, `run_gitgauge` (through `prestarted`), `start_gitgauge`, and a process
+  left running (`start_in_background`, `in_background`).
+- `prestarted`: the per-worker server that forks `python -m gitgauge` runs (also its program).
+- `environment`: `isolate` (HOME and git's config in the test's directory), `isolated`,
+  `path_without_claude`.
+- `processes`: `pid_alive`, `processes_with`, waiting for a process or a file.
+- `results`: reading what gitgauge wrote (runs in order, results, tasks, a journal, `mine`'s
+  summary).
+- `records`: records made by hand (`fix_task`, `result`).
+- `configs`: agent configs written for a run and their `-c` arguments.
+- `demo`: the mined demo as the `gitgauge run` tests use it.
+- `adapters`: an adapter's context outside `gitgauge run`.
+- `workspace`: acting as the agent in a pair's real workspace.
+- `components`: real components (`require`: skipped locally, failed under `CI=true`; bubblewrap;
+  the real claude CLI and its offline environment).
+- `fakes/`: the fake `claude` executable, and loopback fakes of the Anthropic Messages API and
+  the OpenAI Responses API on one server (`fakes.loopback`).
+
+Two files here run as programs, so they import only the standard library: `prestarted.py`
+(started by path as the server) and `fakes/claude.py` (run by path through its `#!` line).
+"""
