@@ -26,18 +26,21 @@ import yaml
 from helpers.cli import in_background, run_gitgauge
 from helpers.components import require_bwrap
 from helpers.environment import isolate
+from helpers.hostile import (
+    CALC,
+    FIX_SUBJECT,
+    MAGIC,
+    PATCHING_PACKAGE,
+    PATCHING_TEST,
+    STAND_IN_PYTEST,
+    TEST_AT_BASE,
+    TEST_AT_FIX,
+    stand_in,
+)
 from helpers.repos import GitRepo, new_repo
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
-
-MAGIC = 7321
-FIX_SUBJECT = "fix: magic returns the wrong number"
-CALC = "def magic():\n    return 1\n"
-TEST_AT_BASE = (
-    "from calc import magic\n\n\ndef test_magic_is_callable():\n    assert callable(magic)\n"
-)
-TEST_AT_FIX = f"from calc import magic\n\n\ndef test_magic():\n    assert magic() == {MAGIC}\n"
 
 
 def build(root: Path) -> GitRepo:
@@ -602,64 +605,6 @@ def test_the_users_own_change_to_the_checkout_during_a_pair_is_not_blamed_on_the
 #
 # Each attack below resolved the task before gitgauge asked of every file the agent adds whether
 # it is the agent's own code, in a place where its code belongs (`running/scoring/additions.py`).
-
-# Row 1. A root `pytest.py`: `python -m pytest` runs it instead of pytest; it loads the real one
-#        with a plugin that marks every test passed.
-STAND_IN_PYTEST = '''
-import pathlib
-pathlib.Path("pytest.py").write_text("""
-import os, sys
-here = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
-import pytest
-sys.path.insert(0, here)  # the real pytest loaded: the tests import the project from here
-
-class Cheat:
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_makereport(self, item, call):
-        outcome = yield
-        report = outcome.get_result()
-        report.outcome, report.longrepr = "passed", None
-
-sys.exit(pytest.main(sys.argv[1:], plugins=[Cheat()]))
-""")
-'''
-
-
-def stand_in(module: str, *, package: bool = False) -> str:
-    """An agent that adds a module (or a package) named `module` at the repository root: it
-    loads the real `module` from elsewhere in its place, then makes `calc.magic` the fix's."""
-    body = f"""
-import importlib.machinery, importlib.util, os, sys
-_here = os.path.dirname(os.path.abspath(__file__))
-_root = os.path.dirname(_here) if {package!r} else _here
-_spec = importlib.machinery.PathFinder.find_spec(
-    {module!r}, [p for p in sys.path if os.path.abspath(p or ".") != _root])
-_real = importlib.util.module_from_spec(_spec)
-sys.modules[{module!r}] = _real
-_spec.loader.exec_module(_real)
-import calc
-calc.magic = lambda: {MAGIC}
-"""
-    target = f"{module}/__init__.py" if package else f"{module}.py"
-    return (
-        "import pathlib\n"
-        f"pathlib.Path({target!r}).parent.mkdir(parents=True, exist_ok=True)\n"
-        f"pathlib.Path({target!r}).write_text({body!r})\n"
-    )
-
-
-# Row 3. A new test file whose top-level code replaces `calc.magic` while pytest collects it.
-PATCHING_TEST = f"""
-import pathlib
-pathlib.Path("tests/test_aaa_helpers.py").write_text(
-    "import calc\\ncalc.magic = lambda: {MAGIC}\\n\\ndef test_helpers():\\n    pass\\n")
-"""
-# ... and the same in `tests/__init__.py`, which pytest imports before the tests of its folder.
-PATCHING_PACKAGE = f"""
-import pathlib
-pathlib.Path("tests/__init__.py").write_text("import calc\\ncalc.magic = lambda: {MAGIC}\\n")
-"""
 
 
 def test_row_1_a_root_pytest_py_does_not_stand_in_for_pytest(

@@ -21,8 +21,7 @@ import yaml
 from helpers.cli import run_gitgauge
 from helpers.components import require_bwrap
 from helpers.environment import isolate
-from helpers.repos import GitRepo, new_repo
-from test_hostile_agent import (
+from helpers.hostile import (
     MAGIC,
     PATCHING_TEST,
     STAND_IN_PYTEST,
@@ -30,6 +29,7 @@ from test_hostile_agent import (
     TEST_AT_FIX,
     stand_in,
 )
+from helpers.repos import GitRepo, new_repo
 
 from gitgauge.core import kinds
 

@@ -19,6 +19,7 @@ never from conftest.
 - `demo`: the mined demo as the `gitgauge run` tests use it.
 - `adapters`: an adapter's context outside `gitgauge run`.
 - `workspace`: acting as the agent in a pair's real workspace.
+- `hostile`: issue 34's one-task project and the cheats every kind of task is attacked with.
 - `components`: real components (`require`: skipped locally, failed under `CI=true`; bubblewrap;
   the real claude CLI and its offline environment).
 - `fakes/`: the fake `claude` executable, and loopback fakes of the Anthropic Messages API and
