@@ -30,7 +30,8 @@ def processes_with(token: str, *, also: str = "") -> list[str]:
         if not entry.name.isdigit():  # /proc/self and /proc/thread-self are the caller again
             continue
         try:
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            # Other tests run processes whose arguments are not UTF-8 (a hostile agent's bytes).
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:  # gone
             continue
         # Not the test runner itself (`pytest -k 86399`); a path under pytest's tmp_path counts.
