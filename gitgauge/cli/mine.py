@@ -328,8 +328,8 @@ def print_mine_summary(summary: MineSummary, store: Store, *, last: int | None =
         )
     if summary.fail_to_pass_outside_fix:
         say(
-            f"  FAIL_TO_PASS outside the fix's tests: {summary.fail_to_pass_outside_fix} "
-            "(real only if those tests failed before the fix: review them)"
+            f"  FAIL_TO_PASS in files the fix did not change: {summary.fail_to_pass_outside_fix} "
+            "(real only if they failed before it for the reason it repairs: review them)"
         )
     say(f"rejected:          {rejected}")
     for reason in REJECT_REASONS:

@@ -8,6 +8,11 @@ belongs to no test file of the fix did *not run* at the parent (a module that di
 test whose outcome changes between two runs of one commit is flaky and kept out of both. Tests
 that fail on both sides are listed and ignored.
 
+A test is also the fix's own when its parameter names a file the fix added or changed among its
+test files (`tests/test_data.py::test_invalid[carriage-return]` runs the fix's new
+`tests/data/invalid/carriage-return.toml`; the rules are in `mining.parameters`), whatever the
+rules below say of its test file.
+
 Which test file a test belongs to (`Owners`), by the first rule that applies:
 
 1. The report names its file (a `file` attribute: mocha's xunit reporter), or its classname is a
@@ -31,6 +36,7 @@ from functools import cached_property
 from pathlib import PurePosixPath
 
 from gitgauge.core.junit import TestReport
+from gitgauge.mining.parameters import NamedFiles
 
 SHOWN = 3
 """How many test names a one-line detail shows."""
@@ -58,7 +64,8 @@ class Split:
     """Tests passing at the fix, missing at the parent and not of the fix's test files."""
     no_test_passed_at_parent: bool
     outside_fix: bool = False
-    """FAIL_TO_PASS holds no test of the fix's own test files."""
+    """FAIL_TO_PASS holds none of the fix's own tests: no test of its test files, none whose
+    parameter names a file it added or changed."""
     parent_unreported: str | None = None
     """Why the parent has no report (its runs are judged from the fix's tests alone)."""
 
@@ -75,11 +82,15 @@ class Owners:
     """The text of one of the fix's test files at the fix (None: not a text file there)."""
     locations: Mapping[str, str] = field(default_factory=dict)
     """Test name -> the file its report names."""
+    changed: Sequence[str] = ()
+    """The fix's test files it added or changed (not deleted): what a test's parameter may name."""
 
     def owned(self, name: str) -> bool:
         classname, _, title = name.rpartition("::")
-        location = self.locations.get(name)
         segments = title.split(_SUBTEST)
+        if any(self._named_files.named_by(own) for own in {title, segments[-1]}):
+            return True
+        location = self.locations.get(name)
         if location is None:
             # A nested TAP name starts with its file when the runner runs files as subtests.
             paths = [classname, *segments[:1]] if len(segments) > 1 else [classname]
@@ -92,6 +103,10 @@ class Owners:
             if files is not None:
                 return bool(files & set(self.test_files))
         return self._written_in_fix_files(segments[-1])
+
+    @cached_property
+    def _named_files(self) -> NamedFiles:
+        return NamedFiles(self.changed)
 
     def _is_fix_file(self, location: str) -> bool:
         path = location.replace("\\", "/").removeprefix("./")
@@ -234,5 +249,5 @@ def counts(result: Split) -> str:
     if result.no_test_passed_at_parent:
         text += ", no test passed at the parent: review it"
     if result.outside_fix:
-        text += ", FAIL_TO_PASS holds none of the fix's own tests: review it"
+        text += ", the failing tests live in files the fix did not change: review it"
     return text

@@ -258,7 +258,8 @@ def _owners(
     config: RepoConfig,
     at_fix: list[TestReport],
 ) -> pertest.Owners:
-    """Which tests are the fix's own, from its reports, its tree and its test files' text."""
+    """Which tests are the fix's own, from its reports, its tree, its test files' text and the
+    test files it added or changed (a parameter may name one)."""
     patterns = config.tests.patterns
 
     def tree() -> list[str]:
@@ -269,7 +270,10 @@ def _owners(
         return None if blob is None else blob.data.decode("utf-8", errors="replace")
 
     locations = {name: file for report in at_fix for name, file in report.locations.items()}
-    return pertest.Owners(test_files, tree=tree, read=read, locations=locations)
+    # What a test's parameter may name: the new side of each change but a deletion.
+    changed = [change.path for change in commit.changes if change.status != "D"]
+    changed = [path for path in changed if is_test_file(path, patterns=patterns)]
+    return pertest.Owners(test_files, tree=tree, read=read, locations=locations, changed=changed)
 
 
 def _task(commit: Commit, base: str, test_files: list[str], config: RepoConfig) -> Task:
