@@ -325,7 +325,9 @@ test "$(printf %s "$GG_TOLD" | sha256sum | cut -c1-64)" = {told}
 
 
 def add_merge(repo: GitRepo) -> str:
-    """A merge whose re-merge conflicts in greeting.txt, resolved by hand; returns its sha."""
+    """A merge whose re-merge conflicts in greeting.txt, resolved by hand, that also renames a
+    test file (`outsideConflicts`: laid over every agent's result, so a node needs its files);
+    returns its sha."""
     repo.commit("Add greeting", files={"greeting.txt": "hello world\n"})
     repo.git("checkout", "-q", "-b", "formal")
     repo.commit("Greet formally", files={"greeting.txt": "Good day, world\n"})
@@ -334,6 +336,7 @@ def add_merge(repo: GitRepo) -> str:
     repo.git("merge", "--no-ff", "-q", "-m", "Merge branch 'formal'", "formal", check=False)
     repo.write("greeting.txt", "Good day, WORLD\n")
     repo.git("add", "greeting.txt")
+    repo.git("mv", "tests/test_calc.py", "tests/test_sum.py")
     repo.git("commit", "-q", "--no-edit", "--no-verify")
     return repo.git("rev-parse", "HEAD").strip()
 

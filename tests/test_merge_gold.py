@@ -167,3 +167,5 @@ def test_a_merge_gold_cannot_re_create_is_skipped_at_mine_time_with_its_reason(
     tasks = [yaml.safe_load(p.read_text()) for p in (built.root / ".gitgauge" / "tasks").glob("*")]
     assert built.merges["pointer"] not in {task["merge"] for task in tasks}
     assert len(tasks) == 5
+    # What a side did is git's merge's, not the recorded merge's own: nothing outside.
+    assert [task["outsideConflicts"] for task in tasks] == [[]] * 5

@@ -170,8 +170,15 @@ def test_gold_resolves_every_merge_task_exactly_and_noop_none(mined: Mined) -> N
     # The suite ran on tasks whose merge passed it, and not on the one whose merge failed it.
     assert mined.results[("gold", "source")]["testExitCode"] == 0
     assert mined.results[("gold", "suite-fails")]["testExitCode"] is None
-    # The recorded merge also changed the test file beyond the conflict: reported, kept.
+    # The recorded merge also changed the test file beyond the conflict: reported, kept, and
+    # recorded on the task as a change only the merge made.
     assert mined.results[("gold", "suite-fails")]["outsideChanges"] == ["tests/test_calc.py"]
+    assert {scenario: mined.tasks[scenario]["outsideConflicts"] for scenario in MERGE_TASKS} == {
+        "source": [],
+        "test-file": [],
+        "modify-delete": [],
+        "suite-fails": ["tests/test_calc.py"],
+    }
     assert mined.results[("gold", "fix")]["status"] == "resolved"
 
 

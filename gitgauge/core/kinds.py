@@ -100,6 +100,12 @@ class TaskKind(ABC):
         """The paths of the answer `gold` writes (what a remote node must be sent for it)."""
         return []
 
+    def laid_paths(self, task: Task) -> tuple[str, ...]:
+        """The paths of `fix` a pair's grading may lay over any agent's result (a fix's test
+        files; a merge's too, and what its recorded merge changed beyond the conflicts). A
+        remote executor's node is sent their files with every pair, whatever the adapter."""
+        return tuple(task.testFiles)
+
     def compared_trees(self, task: Task) -> tuple[str, ...]:
         """The commits whose whole tree a pair's grading compares by object id (a merge's
         recorded merge: `exact`, `exactTree`). A remote executor's node is sent their tree
@@ -160,6 +166,12 @@ class TaskKind(ABC):
 
     report_columns: ClassVar[ReportColumns | None] = None
     """Its own columns of the report (merge: EXACT; the chain kinds: CHECKS, SOLVED, ...)."""
+
+    def footnotes(self, results: Sequence[RunResult]) -> list[str]:
+        """Sentences the report's footnote adds about these results of this kind (every row's
+        of the kind together), after the columns' own footnote (merge: the tasks whose
+        recorded merge changed files outside the conflicts). By default none."""
+        return []
 
     def cell_notes(self, results: Sequence[RunResult]) -> CellNotes:
         """What a matrix cell of one task's attempts adds to its outcome."""

@@ -137,6 +137,7 @@ def footnote(rows: Sequence[ReportRow]) -> str:
         text += "."
     for columns in kind_columns(rows):
         text += " " + columns.footnote
+    text += "".join(f" {sentence}" for sentence in kind_footnotes(rows))
     checks = sorted({row.judge_check for row in rows if row.judge_check})
     text += "".join(f" {check[0].upper()}{check[1:]}." for check in checks)
     text += " " + TIME_NOTE
@@ -179,6 +180,17 @@ def footnote(rows: Sequence[ReportRow]) -> str:
         )
     # Never inside a word: a task id (`gitbench-config-g002`) must stay whole to be copied.
     return textwrap.fill(text, width=FOOTNOTE_WIDTH, break_on_hyphens=False, break_long_words=False)
+
+
+def kind_footnotes(rows: Sequence[ReportRow]) -> list[str]:
+    """What each kind of the rows says of its results (`TaskKind.footnotes`), in the kinds'
+    order."""
+    sentences: list[str] = []
+    for name in kinds.names():
+        results = [result for row in rows if row.kind == name for result in row.results]
+        if results:
+            sentences += kinds.get(name).footnotes(results)
+    return sentences
 
 
 TIME_NOTE = (

@@ -207,6 +207,10 @@ class MergeResultFields(ProtectionFields):
     reported)."""
     mergeAbandoned: bool | None = None
     """The agent undid the merge (`git merge --abort`, a reset): never resolved."""
+    outsideConflicts: list[str] = Field(default_factory=list)
+    """The task's `outsideConflicts` when the pair was graded: what the recorded merge changed
+    beyond the conflicts, which `exactTree` asks for and no agent can be expected to match
+    (the report's footnote names these tasks)."""
 
 
 class ChainResultFields(ProtectionFields):

@@ -51,20 +51,26 @@ class MergeKind(TaskKind):
         """The recorded merge: `exact` and `exactTree` compare the agent's tree with it."""
         return (task.merge,) if task.merge else ()
 
+    def laid_paths(self, task: Task) -> tuple[str, ...]:
+        """The merge's changes beyond the conflicts: grading lays them over an agent's result
+        where it left them as it found them."""
+        return (*task.testFiles, *task.outsideConflicts)
+
     def gold_paths(self, repo: Repository, task: Task) -> list[str]:
-        """Every conflicted file, and every path the recorded merge has differently from
-        `base` (a change the merge made beyond the conflicts)."""
+        """Every path where the workspace can start unlike the recorded merge: the conflicted
+        files, the merge's changes beyond re-merging (`outsideConflicts`: one may undo or
+        rename what `other` brought, which is no change from `base`) and every path the merge
+        has differently from `base` (all there is to say for a task mined before
+        `outsideConflicts`)."""
         assert task.merge is not None
-        paths: list[str] = list(task.conflictFiles)
+        paths: list[str] = [*task.conflictFiles, *task.outsideConflicts]
         for change in repo.diff_names(task.base, task.merge):
-            for path in (change.old_path, change.path):
-                if path is not None and path not in paths:
-                    paths.append(path)
-        return paths
+            paths += [path for path in (change.old_path, change.path) if path is not None]
+        return list(dict.fromkeys(paths))
 
     def gold(self, repo: Repository, task: Task, workspace: Path) -> None:
-        """The recorded merge's resolution written, then `git add`, as a developer marks the
-        conflicts resolved."""
+        """The recorded merge's whole tree written (its resolution and what it changed
+        besides), then `git add`, as a developer marks the conflicts resolved."""
         assert task.merge is not None
         lay_files(repo, task.merge, self.gold_paths(repo, task), workspace)
         # The whole tree: a path the merge deleted (a rename's old side, a modify/delete
@@ -82,6 +88,7 @@ class MergeKind(TaskKind):
         return {
             "exact": sum(1 for result in results if result.exact),
             "exact_tree": sum(1 for result in results if result.exactTree),
+            "outside_conflicts": sum(1 for result in results if result.outsideConflicts),
         }
 
     def describe(self, result: RunResult) -> str:
@@ -92,12 +99,40 @@ class MergeKind(TaskKind):
     report_columns = ReportColumns(
         headers=("EXACT",),
         cells=lambda counts, attempts: [f"{counts['exact']}/{attempts}"],
-        json=(("exact", "exact"), ("exact_tree", "exactTree")),
+        json=(
+            ("exact", "exact"),
+            ("exact_tree", "exactTree"),
+            ("outside_conflicts", "outsideConflictAttempts"),
+        ),
         footnote=(
             "KIND merge: merge-conflict tasks; EXACT: attempts whose conflicted files all equal "
             "the recorded merge's (GitGoodBench's exact match)."
         ),
     )
+
+    def footnotes(self, results: Sequence[RunResult]) -> list[str]:
+        """The tasks whose recorded merge changed files beyond the conflicts: their `exactTree`
+        asks what no agent can be expected to do (RESOLVED and EXACT never ask it)."""
+        changed: dict[str, int] = {}
+        for result in sorted(results, key=lambda result: result.task):
+            if result.outsideConflicts:
+                count = len(result.outsideConflicts)
+                changed[result.task] = max(count, changed.get(result.task, 0))
+        if not changed:
+            return []
+        if len(changed) == 1:
+            ((task, count),) = changed.items()
+            return [
+                f"exactTree of {task}: the recorded merge changed {_files(count)} outside the "
+                "conflicts: no agent can be expected to match them (RESOLVED and EXACT do not "
+                "ask for them)."
+            ]
+        listed = ", ".join(f"{task} ({_files(count)})" for task, count in changed.items())
+        return [
+            f"exactTree: the recorded merges of {len(changed)} tasks changed files outside the "
+            "conflicts, which no agent can be expected to match (RESOLVED and EXACT do not ask "
+            f"for them): {listed}."
+        ]
 
     def cell_notes(self, results: Sequence[RunResult]) -> CellNotes:
         exact = self.row_counts(results)["exact"]
@@ -106,7 +141,14 @@ class MergeKind(TaskKind):
         )
 
     def matrix_fields(self, results: Sequence[RunResult]) -> dict[str, Any]:
-        return {"kind": self.name, "exact": self.row_counts(results)["exact"]}
+        counts = self.row_counts(results)
+        return {
+            "kind": self.name,
+            "exact": counts["exact"],
+            "exactTree": counts["exact_tree"],
+            # The task's own count (the same in every attempt graded since it was recorded).
+            "outsideConflicts": max((len(r.outsideConflicts) for r in results), default=0),
+        }
 
     def miner(self) -> KindMiner:
         from gitgauge.kinds.merge.mine import MINER
@@ -139,6 +181,7 @@ class _MergePair(KindPair):
 
     def grade(self, diff: AgentDiff) -> None:
         pair, draft = self.pair, self.pair.draft
+        draft.update(outsideConflicts=list(pair.task.outsideConflicts))
         verdict = grade_merge(
             pair.repo,
             pair.task,
@@ -171,3 +214,7 @@ class _MergePair(KindPair):
                 testTimedOut=verdict.test.timed_out,
                 testOutputTail=verdict.test.output_tail(),
             )
+
+
+def _files(count: int) -> str:
+    return f"{count} file" + ("" if count == 1 else "s")

@@ -16,7 +16,11 @@ Exact match reads the agent's tree as it is; changes outside the conflicted file
 outside the conflicted ones are put back to the merge's starting state, what the agent added that
 is not project code is dropped (`running/scoring/protect.py`), the result is laid into a fresh
 checkout of `base` and the recorded merge's test files over it, and the suite runs in the
-sandbox.
+sandbox. What the recorded merge changed beyond the conflicts (`Task.outsideConflicts`: a test
+file it renamed, an evil merge's edit) is laid over the result too wherever the agent left the
+path as the merge started it, so the suite asks no agent for changes only `exactTree` counts; a
+path where the agent wrote the merge's own version is graded as it and not reported as reverted
+or dropped.
 """
 
 from __future__ import annotations
@@ -84,11 +88,12 @@ def grade_merge(
         left.pop(path, None)
     start = checkout.entries(state.start_tree)
     recorded = parse_tree_listing(repo.tree_listing(task.merge))
+    trees = _Trees(left=left, start=start, recorded=recorded)
     checks = _tree_checks(task, workspace, merge, left=left, start=start)
     test: process.CommandResult | None = None
     protection = Protection(reverted=[])
     if task.testsAtMerge and not checks.abandoned:
-        suite = _suite_on_result(repo, task, workspace, state, config, diff, recorded, steps)
+        suite = _suite_on_result(repo, task, workspace, state, config, diff, trees, steps)
         if suite is None:
             return None
         test, protection = suite
@@ -112,6 +117,18 @@ def grade_merge(
         reverted=protection.reverted,
         dropped=protection.dropped,
     )
+
+
+@dataclass(frozen=True)
+class _Trees:
+    """Path -> (mode, object id) of the trees grading compares."""
+
+    left: dict[str, tuple[str, str]]
+    """The agent's tree (files the setup step made left out)."""
+    start: dict[str, tuple[str, str]]
+    """The conflicted state the agent started from."""
+    recorded: dict[str, tuple[str, str]]
+    """The recorded merge's tree."""
 
 
 @dataclass(frozen=True)
@@ -170,16 +187,18 @@ def _suite_on_result(
     state: ConflictState,
     config: RepoConfig,
     diff: AgentDiff,
-    recorded: dict[str, tuple[str, str]],
+    trees: _Trees,
     steps: PairSteps[MergeResultDraft],
 ) -> tuple[process.CommandResult, Protection] | None:
     """The suite on the agent's result, graded on the project's tests, as a fix is: protected
     files the merge did not put in conflict go back to where the merge left them, what the
-    agent added that is not project code goes, and the recorded merge's test files are laid
-    over the result. None when the grading checkout's setup step fails."""
+    agent added that is not project code goes, and the recorded merge's test files, and its
+    changes beyond the conflicts that the agent did not make otherwise, are laid over the
+    result. None when the grading checkout's setup step fails."""
     assert task.merge is not None
     checkout = workspace.checkout
     patterns = config.tests.patterns
+    recorded = trees.recorded
     protection = protect(
         checkout,
         diff,
@@ -189,13 +208,34 @@ def _suite_on_result(
         editable=task.conflictFiles,
     )
     graded = checkout.write_tree()
-    laid_tests = _test_files_to_lay(checkout.entries(graded), recorded, patterns=patterns)
+    entries = checkout.entries(graded)
+    laid = _test_files_to_lay(entries, recorded, patterns=patterns)
+    # The merge's own changes beyond the conflicts, where the agent left the path as it found
+    # it (or protection put it back): no agent is asked to guess them.
+    laid += [
+        path
+        for path in task.outsideConflicts
+        if entries.get(path) == trees.start.get(path) and path not in laid
+    ]
     stand_ins = steps.lay_graded(graded, base=task.base, protection=protection)
     if stand_ins is None:
         return None
-    protection = Protection(protection.reverted, {**protection.dropped, **stand_ins})
-    ensure_inside(workspace.path, laid_tests)
-    lay_files(repo, task.merge, laid_tests, workspace.path)
+    # What the agent wrote as the merge wrote it is graded as it: neither reverted nor dropped.
+    as_recorded = {
+        path
+        for path in task.outsideConflicts
+        if path in laid and trees.left.get(path) == recorded.get(path)
+    }
+    protection = Protection(
+        [path for path in protection.reverted if path not in as_recorded],
+        {
+            path: why
+            for path, why in {**protection.dropped, **stand_ins}.items()
+            if path not in as_recorded
+        },
+    )
+    ensure_inside(workspace.path, laid)
+    lay_files(repo, task.merge, sorted(laid), workspace.path)
     test = steps.commands.suite(
         workspace.path,
         env=steps.env,

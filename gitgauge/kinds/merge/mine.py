@@ -7,7 +7,7 @@ test suite is the second judge.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Collection, Generator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -21,6 +21,7 @@ from gitgauge.core.git.mergetree import (
     re_merge,
     read_text,
 )
+from gitgauge.core.git.owned import parse_tree_listing
 from gitgauge.core.kinds import KindMiner, MiningContext
 from gitgauge.core.parallel import in_order
 from gitgauge.core.paths import is_docs_or_lock
@@ -134,6 +135,8 @@ class MergeCandidate:
     commit: Commit
     remade: ReMerge
     regions: int
+    outside: tuple[str, ...] = ()
+    """What the recorded merge changed beyond re-merging and the conflicts (`outsideConflicts`)."""
 
 
 @dataclass(frozen=True)
@@ -170,31 +173,40 @@ def classify_merge(
     )
     if regions > max_conflicts:
         return TOO_MANY, f"{regions} > {max_conflicts}"
-    moved = _submodules_the_merge_sets(repo, commit.sha, remade.tree)
+    recorded = parse_tree_listing(repo.tree_listing(commit.sha))
+    again = parse_tree_listing(repo.tree_listing(remade.tree))
+    moved = sorted(
+        path
+        for path, (mode, sha) in recorded.items()
+        if mode == GITLINK and again.get(path) != (mode, sha)
+    )
     if moved:
         # Gold lays the merge's files into the workspace, and a submodule pointer is not a
         # file: it would score below exact, and the EXACT columns are calibrated by gold.
         return UNSUPPORTED, f"the merge itself sets submodule {moved[0]}"
-    return MergeCandidate(commit, remade, regions)
+    outside = outside_conflicts(recorded, again, conflicted=remade.conflicted)
+    return MergeCandidate(commit, remade, regions, outside=tuple(outside))
 
 
-def _submodules_the_merge_sets(repo: Repository, merge: str, remade: str) -> list[str]:
-    """Submodule pointers (gitlinks) the recorded merge has that re-merging does not give."""
-    recorded = _gitlinks(repo.tree_listing(merge))
-    if not recorded:
-        return []
-    again = _gitlinks(repo.tree_listing(remade))
-    return sorted(path for path, sha in recorded.items() if again.get(path) != sha)
+GITLINK = "160000"
+"""The mode of a submodule pointer in a tree listing."""
 
 
-def _gitlinks(listing: str) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for record in listing.split("\0"):
-        meta, _, path = record.partition("\t")
-        fields = meta.split()
-        if len(fields) == 3 and fields[0] == "160000":
-            found[path] = fields[2]
-    return found
+def outside_conflicts(
+    recorded: Mapping[str, tuple[str, str]],
+    remade: Mapping[str, tuple[str, str]],
+    *,
+    conflicted: Collection[str],
+) -> list[str]:
+    """The paths, sorted, where the recorded merge's tree differs from git's own merge of its
+    parents (mode or object id, or a path on one side only) outside the conflicted files: what
+    the merge changed beyond resolving. A rename is its two paths (the old one gone, the new
+    one added), as git's trees have no renames."""
+    return sorted(
+        path
+        for path in recorded.keys() | remade.keys()
+        if path not in conflicted and recorded.get(path) != remade.get(path)
+    )
 
 
 def build_prompt(repo: Repository, base: str, other: str, files: list[str]) -> str:
@@ -244,6 +256,10 @@ def verify_merge(
             how = "timed out" if test.timed_out else f"exit {test.exit_code}"
             passed, note = False, f"suite fails at the merge ({how}): exact match only"
     files = list(candidate.remade.conflicted)
+    if candidate.outside:
+        count = len(candidate.outside)
+        changed = f"the merge also changed {count} file(s) outside the conflicts"
+        note = f"{note}; {changed}" if note else changed
     task = Task(
         id=classify.task_id(commit.sha, commit.subject),
         kind="merge",
@@ -259,6 +275,7 @@ def verify_merge(
         promptQuality="rich",
         conflictFiles=files,
         conflictRegions=candidate.regions,
+        outsideConflicts=list(candidate.outside),
         difficulty=difficulty(len(files), candidate.regions),
         testsAtMerge=passed,
         testCommand=config.testCommand,
