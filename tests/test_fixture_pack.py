@@ -117,7 +117,10 @@ def pack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pack]:
         imported = run_gitgauge(
             "import", "gitbench", str(source.parent), "--check", "-j", "2", cwd=root, env=env
         )
-        assert imported.returncode == 0, imported.stderr + imported.stdout
+        # The pack's one fixture gitgauge cannot score is skipped, and the import says so by its
+        # exit code: a script must not take a pack that did not come in whole for success.
+        assert imported.returncode == 1, imported.stderr + imported.stdout
+        assert "1 fixture(s) skipped (broken 1; each named above)" in imported.stderr
         # A changed fixture, imported again on its own (one file).
         changed = source / "history" / "h003-count-merges.yaml"
         changed.write_text(changed.read_text().replace("difficulty: medium", "difficulty: hard"))
@@ -163,7 +166,7 @@ def test_import_makes_a_fixture_task_of_each_fixture_and_skips_the_one_it_cannot
     pack: Pack,
 ) -> None:
     sample = sorted(SAMPLE.glob("*/*.yaml"))
-    assert len(pack.tasks) == len(sample) == 18
+    assert len(pack.tasks) == len(sample) == 19
     task = pack.tasks["gitbench-reflog-r001"]
     assert (task["kind"], task["benchmark"], task["fixtureId"]) == ("fixture", "reflog", "r001")
     assert (task["difficulty"], task["mode"]) == ("medium", "agent")
@@ -174,8 +177,8 @@ def test_import_makes_a_fixture_task_of_each_fixture_and_skips_the_one_it_cannot
     said = pack.imported.stdout + pack.imported.stderr
     assert "z001.yaml: scoring.type: " in said
     assert "  broken: 0 (0 new, 0 changed, 0 unchanged, 1 skipped)" in said
-    assert "  history: 6 (6 new, 0 changed, 0 unchanged)" in said
-    assert "imported 18 fixture(s):" in said
+    assert "  history: 7 (7 new, 0 changed, 0 unchanged)" in said
+    assert "imported 19 fixture(s):" in said
 
 
 def test_import_flags_the_fixture_noop_passes_and_check_finds_no_broken_one(pack: Pack) -> None:
@@ -183,8 +186,8 @@ def test_import_flags_the_fixture_noop_passes_and_check_finds_no_broken_one(pack
     assert flagged == ["gitbench-config-g002"]
     said = pack.imported.stdout
     assert "1 nonDiscriminating" in said
-    assert "gold, agent mode: 17/17 scored pass" in said, said
-    assert "gold, text mode: 18/18 scored pass" in said, said
+    assert "gold, agent mode: 18/18 scored pass" in said, said
+    assert "gold, text mode: 19/19 scored pass" in said, said
     assert "noop, agent mode: passes 1: gitbench-config-g002" in said
 
 
@@ -272,8 +275,8 @@ def test_the_html_page_groups_the_task_matrix_by_benchmark(pack: Pack) -> None:
 def test_compare_pairs_on_fixture_tasks(pack: Pack) -> None:
     assert pack.compared.returncode == 0, pack.compared.stderr
     said = pack.compared.stdout
-    assert "Compared on the 18 tasks both ran" in said, said
-    assert "only gold: 17" in said and "only noop: 0" in said
+    assert "Compared on the 19 tasks both ran" in said, said
+    assert "only gold: 18" in said and "only noop: 0" in said
 
 
 def test_the_sample_pack_has_a_fixture_of_every_scorer() -> None:
@@ -358,13 +361,15 @@ def test_check_lists_a_fixture_that_fails_its_own_gold_and_a_broken_setup_is_ski
     assert "  broken: gitbench-config-g900 (agent): " in checked.stdout
     assert "  broken: gitbench-config-g900 (text): " in checked.stdout
     assert "1 fixture(s) fail their own gold" in checked.stderr
+    assert "; 1 fixture(s) skipped (config 1; each named above)" in checked.stderr
     assert "  config: 1 (1 new, 0 changed, 0 unchanged, 1 skipped)" in checked.stdout
     tasks = sorted(p.stem for p in (repo.root / ".gitgauge" / "tasks").glob("*.yaml"))
     assert tasks == ["gitbench-commit_messages-c002", "gitbench-config-g900"]
-    assert again.returncode == 0, again.stderr
+    assert again.returncode == 1, again.stderr  # g901 is skipped again
+    assert "1 fixture(s) skipped (config 1; each named above)" in again.stderr
     assert "  config: 1 (0 new, 0 changed, 1 unchanged, 1 skipped)" in again.stdout
     assert "commit_messages" not in again.stdout
-    assert as_text.returncode == 0, as_text.stderr
+    assert as_text.returncode == 1, as_text.stderr
     assert "changed: gitbench-config-g900 (" in as_text.stdout
     assert "g900.yaml) mode agent before, text now" in as_text.stdout, as_text.stdout
     assert ran.returncode == 0, ran.stderr + ran.stdout

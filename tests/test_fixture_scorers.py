@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from gitgauge.kinds.fixture import answers, derive, prompts, scorers
+from gitgauge.kinds.fixture import answers, derive, prompts, scorers, state
 from gitgauge.kinds.fixture.derive import Expectation
 from gitgauge.kinds.fixture.format import parse_fixture
 from gitgauge.kinds.fixture.model import (
@@ -22,7 +22,7 @@ from gitgauge.kinds.fixture.model import (
     content_hash,
     task_id,
 )
-from gitgauge.kinds.fixture.scorers import PathState, RepoState, Verdict
+from gitgauge.kinds.fixture.verdict import PathState, RepoState, Verdict
 
 SHA_A = "a" * 7 + "1" * 33
 SHA_B = "b" * 7 + "2" * 33
@@ -185,7 +185,12 @@ CASES: dict[str, tuple[Fixture, Expectation | None, RepoState | None, str, str, 
     ),
     "commit_selection": (
         fixture({"type": "commit_selection"}, expected=["Write intro", "Document usage"]),
-        Expectation("", (SHA_A, SHA_B), subjects=("Write intro", "Document usage")),
+        Expectation(
+            "",
+            (SHA_A, SHA_B),
+            subjects=("Write intro", "Document usage"),
+            commits=((SHA_A, "Write intro"), (SHA_B, "Document usage")),
+        ),
         None,
         f"{SHA_A[:7]}\nDocument usage",
         SHA_A[:7],
@@ -198,6 +203,17 @@ CASES: dict[str, tuple[Fixture, Expectation | None, RepoState | None, str, str, 
         f"The first bad commit is {SHA_A}.",
         f"{SHA_A[:7]} or maybe {SHA_B[:7]}",
         SHA_B,
+    ),
+    "structured": (
+        fixture(
+            {"type": "structured", "fields": {"hash": {"type": "exact_match"}}},
+            expected="hash: abc1234\nreason: the port changed from 80 to 8080",
+        ),
+        None,
+        None,
+        "hash: abc1234\nreason: port changed from 80 to 8080",
+        "hash: abc1235\nreason: the port changed from 80 to 8080",
+        "hash: abc1234\nreason: nothing",
     ),
     "stash_recovery": (
         fixture({"type": "stash_recovery", "message": "parser"}),
@@ -292,12 +308,12 @@ def test_branch_exists_in_a_worktree_reads_the_porcelain_listing() -> None:
         "worktree /pair/rel\nHEAD 1\nbranch refs/heads/release\n"
     )
     outputs: dict[str, tuple[int | None, str]] = {
-        scorers.BRANCHES: (0, "main\nrelease\n"),
-        scorers.WORKTREES: (0, porcelain),
+        state.BRANCHES: (0, "main\nrelease\n"),
+        state.WORKTREES: (0, porcelain),
     }
     assert judge(item, "", mode="agent", state=_state(outputs)).passed is True
     elsewhere = porcelain.replace("/pair/rel", "/pair/other")
-    outputs[scorers.WORKTREES] = (0, elsewhere)
+    outputs[state.WORKTREES] = (0, elsewhere)
     assert judge(item, "", mode="agent", state=_state(outputs)).passed is False
 
 

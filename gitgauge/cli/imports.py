@@ -14,7 +14,12 @@ from gitgauge.core.git import Repository
 from gitgauge.core.lock import exclusive
 from gitgauge.core.store import Store
 from gitgauge.core.worktree import remove_stale
-from gitgauge.kinds.fixture.gitbench import BrokenFixtures, ImportOutcome, import_pack
+from gitgauge.kinds.fixture.gitbench import (
+    BrokenFixtures,
+    ImportOutcome,
+    SkippedFixtures,
+    import_pack,
+)
 
 import_app = typer.Typer(
     name="import",
@@ -73,11 +78,23 @@ def gitbench(
             )
         for line in summary(outcome):
             say(line)
+        skipped = ""
+        if outcome.skipped:
+            where = ", ".join(
+                f"{benchmark} {count.skipped}"
+                for benchmark, count in outcome.counts.items()
+                if count.skipped
+            )
+            skipped = f"{outcome.skipped} fixture(s) skipped ({where}; each named above)"
         if outcome.broken:
+            also = f"; {skipped}" if skipped else ""
             raise BrokenFixtures(
                 f"{len({b.task for b in outcome.broken})} fixture(s) fail their own gold "
-                "(listed above): fix "
-                "them, or delete their task files"
+                f"(listed above): fix them, or delete their task files{also}"
+            )
+        if skipped:
+            raise SkippedFixtures(
+                f"{skipped}: fix them or leave them out of the pack; the rest were imported"
             )
 
     guarded(action)
