@@ -10,12 +10,13 @@ resolved and the test patch alone not. A module-scoped copy of the demo gets one
 tests are methods of a class in `tests/unit/` (parametrized) and whose suite also has a test that
 fails at every commit; `gitgauge mine` verifies just that commit there.
 
-Harbor: the `harbor` package needs Python >= 3.12 and brings dozens of services' SDKs, so the
-folders are loaded with `harbor.models.task.task.Task` by the interpreter `$GITGAUGE_HARBOR_PYTHON`
-names (`.ci/run` makes a Python 3.12 virtualenv with harbor; in CI it is required); without it,
-locally, against the documented layout of harbor 0.26.0's task model (the keys of `TaskConfig`,
-the files `Task` requires). `tests/test.sh` and `solution/solve.sh` run directly on a copy of
-the base (no Docker): reward 0 without the solution, 1 with it.
+Harbor (`helpers/harbor.py`): every folder loads with Harbor's own task model where
+`$GITGAUGE_HARBOR_PYTHON` names a Python with harbor (required in CI), and `tests/test.sh` and
+`solution/solve.sh` run directly on a copy of the base (no Docker): reward 0 without the solution,
+1 with it. Per-test tasks are graded by their names, the one whose suite fails at the fix too
+included; without its PASS_TO_PASS names a task falls back to the exit code, and is skipped when
+that would give the solution 0. `tests/test_export_harbor.py` has the hold-out repository and
+the agents test.sh must give 0.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import pytest
 import yaml
 from helpers.cli import run_gitgauge
 from helpers.environment import isolate
+from helpers.harbor import check_harbor_folders, grading_of, verify
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
@@ -310,18 +312,51 @@ def test_swebench_grading_resolves_the_gold_patch_only(extended: Path, tmp_path:
         assert report[PASS_TO_PASS]["failure"] == [] and report[FAIL_TO_PASS]["failure"] == []
 
 
-def test_harbor_skips_a_task_whose_suite_fails_at_the_fix(extended: Path, tmp_path: Path) -> None:
+def test_harbor_grades_a_task_whose_suite_fails_at_the_fix_by_test_names(
+    extended: Path, tmp_path: Path
+) -> None:
+    """The count-words task has a test that fails at the fix too: test.sh grades it by names
+    (1 for the reference solution, 0 without), so it is exported with the demo's tasks."""
     out = tmp_path / "harbor"
     exported = run_gitgauge("export", "--format", "harbor", "--out", str(out), cwd=extended)
     assert exported.returncode == 0, exported.stderr
+    assert exported.stderr == ""
     task_id = next(p.stem for p in task_files(extended) if "count-words" in p.name)
+    assert sorted(p.name for p in out.iterdir()) == [p.stem for p in task_files(extended)]
+    folder = out / task_id
+    check_harbor_folders([folder])
+    lists = json.loads((folder / "tests/grading/tests.json").read_text(encoding="utf-8"))
+    assert "tests.test_environment::test_needs_a_service" not in lists["passToPass"]
+    for solved in (False, True):
+        verified = verify(folder, tmp_path / f"solved-{solved}", solve=solved)
+        assert verified.reward == ("1" if solved else "0"), verified
+    assert "FAIL_TO_PASS 2 of 2 pass" in verified.stdout
+
+
+def test_harbor_skips_a_task_whose_suite_fails_at_the_fix_without_its_names(
+    extended: Path, tmp_path: Path
+) -> None:
+    """Without its PASS_TO_PASS names test.sh falls back to the exit code, which the test that
+    fails at every commit makes 1: the task is skipped, with a warning."""
+    copy = tmp_path / "sample"
+    shutil.copytree(extended, copy, symlinks=True)
+    task_id = next(p.stem for p in task_files(copy) if "count-words" in p.name)
+    (copy / ".gitgauge/tasks" / f"{task_id}.tests.json").unlink()
+    out = tmp_path / "harbor"
+    exported = run_gitgauge("export", "--format", "harbor", "--out", str(out), cwd=copy)
+    assert exported.returncode == 0, exported.stderr
+    assert (
+        f"task {task_id}: .gitgauge/tasks/{task_id}.tests.json, its PASS_TO_PASS test names, "
+        "is missing: test.sh rewards testCommand's exit code"
+    ) in exported.stderr
     assert (
         f"skipping task {task_id}: tests fail at the fix too "
         "(tests.test_environment::test_needs_a_service), so test.sh, which rewards "
         "testCommand's exit code, would give the reference solution 0"
     ) in exported.stderr
-    others = [p.stem for p in task_files(extended) if p.stem != task_id]
+    others = [p.stem for p in task_files(copy) if p.stem != task_id]
     assert sorted(p.name for p in out.iterdir()) == others and len(others) == DEMO_TASKS
+    assert {grading_of(out / name) for name in others} == {"per-test"}
 
 
 def test_a_task_mined_by_exit_code_exports_empty_lists(repo: Path, tmp_path: Path) -> None:
@@ -357,10 +392,16 @@ def test_a_task_whose_pass_to_pass_names_are_lost_is_skipped(repo: Path, tmp_pat
             f"test names, {state}; to get it back delete .gitgauge/tasks/{task_id}.yaml and run "
             "`gitgauge mine --force`"
         ) in warnings
-    # Harbor judges by exit code and needs no names: every task is exported.
+    # Harbor falls back to the exit code for the two without names: every task is exported.
     harbor = run_gitgauge("export", "--format", "harbor", "--out", str(tmp_path / "h"), cwd=copy)
     assert harbor.returncode == 0, harbor.stderr
     assert len(list((tmp_path / "h").iterdir())) == DEMO_TASKS
+    gradings = {task_id: grading_of(tmp_path / "h" / task_id) for task_id in (missing, corrupt)}
+    assert gradings == {missing: "exit-code", corrupt: "exit-code"}
+    assert grading_of(tmp_path / "h" / kept) == "per-test"
+    for task_id in (missing, corrupt):
+        verified = verify(tmp_path / "h" / task_id, tmp_path / task_id, solve=True)
+        assert verified.reward == "1", verified
 
 
 def test_names_no_file_matches_are_kept_as_reported(repo: Path, tmp_path: Path) -> None:
@@ -389,85 +430,6 @@ def test_names_no_file_matches_are_kept_as_reported(repo: Path, tmp_path: Path) 
 
 # -- Harbor ---------------------------------------------------------------------------------------
 
-# harbor 0.26.0, harbor/models/task/config.py: the TaskConfig keys gitgauge writes must exist there.
-HARBOR_KEYS = {
-    "": {"schema_version", "task", "metadata", "verifier", "agent", "environment", "solution",
-         "source", "multi_step_reward_strategy", "steps", "artifacts"},
-    "verifier": {"timeout_sec", "env", "user", "environment_mode", "environment", "collect",
-                 "network_mode", "allowed_hosts"},
-    "agent": {"timeout_sec", "user", "network_mode", "allowed_hosts"},
-    "environment": {"build_timeout_sec", "docker_image", "os", "cpus", "memory_mb", "storage_mb",
-                    "gpus", "gpu_types", "tpu", "mcp_servers", "env", "skills_dir", "healthcheck",
-                    "workdir", "allow_internet", "network_mode", "allowed_hosts"},
-}  # fmt: skip
-
-
-HARBOR_PYTHON = "GITGAUGE_HARBOR_PYTHON"
-"""A Python >= 3.12 with `harbor` installed (`.ci/run` makes one): the folders are loaded there."""
-
-HARBOR_LOADER = """
-import json, sys
-from harbor.models.task.task import Task
-loaded = {}
-for folder in sys.argv[1:]:
-    task = Task(folder)
-    loaded[folder] = {
-        "instruction": task.instruction,
-        "verifierTimeout": task.config.verifier.timeout_sec,
-        "agentTimeout": task.config.agent.timeout_sec,
-        "workdir": task.config.environment.workdir,
-    }
-print(json.dumps(loaded))
-"""
-
-
-def check_harbor_folders(folders: list[Path]) -> None:
-    """Harbor's own task model (`harbor.models.task.task.Task`, run by `$GITGAUGE_HARBOR_PYTHON`);
-    without that interpreter, harbor 0.26.0's documented layout and keys (locally only: with
-    CI=true the real loader is required)."""
-    python = os.environ.get(HARBOR_PYTHON)
-    if not python:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"${HARBOR_PYTHON} must name a Python with harbor installed in CI")
-        for folder in folders:
-            check_harbor_layout(folder)
-        return
-    loaded = subprocess.run(
-        [python, "-c", HARBOR_LOADER, *map(str, folders)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert loaded.returncode == 0, loaded.stderr
-    tasks = json.loads(loaded.stdout)
-    for folder in folders:
-        task = tasks[str(folder)]
-        assert task["instruction"] == (folder / "instruction.md").read_text(encoding="utf-8")
-        assert task["verifierTimeout"] > 0 and task["agentTimeout"] > 0
-        assert task["workdir"] == "/app"
-
-
-def check_harbor_layout(folder: Path) -> None:
-    """harbor 0.26.0's documented task layout and `TaskConfig` keys."""
-    import tomllib
-
-    config = tomllib.loads((folder / "task.toml").read_text(encoding="utf-8"))
-    assert set(config) <= HARBOR_KEYS[""]
-    for section in ("verifier", "agent", "environment"):
-        assert set(config[section]) <= HARBOR_KEYS[section], section
-    assert isinstance(config["metadata"], dict)
-    assert (folder / "instruction.md").read_text(encoding="utf-8").strip()
-    assert (folder / "environment" / "Dockerfile").is_file()
-    for script in ("tests/test.sh", "solution/solve.sh"):
-        assert os.access(folder / script, os.X_OK), script
-
-
-def run_script(script: Path, checkout: Path, reward: Path) -> int:
-    env = dict(os.environ, GITGAUGE_REWARD_FILE=str(reward))
-    return subprocess.run(
-        ["bash", str(script)], cwd=checkout, env=env, capture_output=True, check=False
-    ).returncode
-
 
 def test_harbor_folders_load_and_reward_the_solution_only(repo: Path, tmp_path: Path) -> None:
     out = tmp_path / "harbor"
@@ -492,14 +454,14 @@ def test_harbor_folders_load_and_reward_the_solution_only(repo: Path, tmp_path: 
         repo_files = sorted(str(p.relative_to(base_files)) for p in found)
         assert repo_files == sorted(tree)
 
+        # The demo's tasks have per-test lists: test.sh grades by their names.
+        assert grading_of(folder) == "per-test"
+        lists = json.loads((folder / "tests/grading/tests.json").read_text(encoding="utf-8"))
+        assert lists["failToPass"] == task["failToPass"]
+        assert lists["passToPass"] == p2p_names(repo, folder.name)
         for solved in (False, True):
-            checkout = tmp_path / f"{folder.name}-{solved}"
-            shutil.copytree(folder / "environment/repo", checkout)
-            reward = tmp_path / f"reward-{folder.name}-{solved}.txt"
-            if solved:
-                assert run_script(folder / "solution/solve.sh", checkout, reward) == 0
-            assert run_script(folder / "tests/test.sh", checkout, reward) == 0
-            assert reward.read_text().strip() == ("1" if solved else "0"), (folder.name, solved)
+            verified = verify(folder, tmp_path / f"{folder.name}-{solved}", solve=solved)
+            assert verified.reward == ("1" if solved else "0"), (folder.name, solved, verified)
 
 
 # -- bad input ------------------------------------------------------------------------------------

@@ -18,6 +18,8 @@ never from conftest.
 - `configs`: agent configs written for a run and their `-c` arguments.
 - `demo`: the mined demo as the `gitgauge run` tests use it.
 - `adapters`: an adapter's context outside `gitgauge run`.
+- `harbor`: exported Harbor folders loaded by Harbor's own task model (or its documented
+  layout), and their `solution/solve.sh` and `tests/test.sh` run on a copy of the base.
 - `workspace`: acting as the agent in a pair's real workspace.
 - `hostile`: issue 34's one-task project and the cheats every kind of task is attacked with.
 - `components`: real components (`require`: skipped locally, failed under `CI=true`; bubblewrap;
