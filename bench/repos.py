@@ -1,5 +1,6 @@
 """The synthetic repositories, built with `git fast-import` (no network, identical every time):
-a long history for classification, and verification repositories whose fixes really verify."""
+long histories for classification (one with backported fixes, for duplicate detection), and
+verification repositories whose fixes really verify."""
 
 from __future__ import annotations
 
@@ -96,6 +97,51 @@ def history_commits(count: int) -> Iterator[CommitSpec]:
             body if rng.random() < 0.3 else "",
             {path: f"# {path}\nrevision {n}\n" for path in touched},
         )
+
+
+def backport_history_commits(count: int) -> Iterator[CommitSpec]:
+    """`count` linear commits where about 1 in 60 is a fix (a source file and its test, as in
+    `history_commits`), and about a fifth of the fixes are applied again 50 to 500 commits later
+    (in 50,000 commits; as far in proportion in fewer), as a backport: a `chore:` commit puts both
+    files back as they were before the fix, then a fix with the same subject makes the same
+    change again, with a CHANGELOG.md line (Markdown, left out of the patch). Each backport has
+    the patch id of its original fix: one duplicate each (row 1b)."""
+    rng = random.Random(20240602)
+    delay = (max(1, count // 1000), max(2, count // 100))  # 50 to 500 in 50,000
+    sources = [f"src/pkg{i % 20}/mod{i}.py" for i in range(400)]
+    tests = [f"tests/pkg{i % 20}/test_mod{i}.py" for i in range(400)]
+    docs = [f"docs/page{i}.md" for i in range(40)]
+    state = {path: f"# {path}\n" for path in [*sources, *tests, *docs, "README.md"]}
+    yield CommitSpec("Initial import", files=dict(state))
+    backports: dict[int, list[tuple[int, str, dict[str, str], dict[str, str]]]] = {}
+    plain = ("feat: add option", "refactor: tidy", "chore: bump", "docs: explain", "Update")
+    made = 1
+    while made < count:
+        module = rng.randrange(400)
+        due = [fix for at in sorted(backports) if at <= made for fix in backports.pop(at)]
+        if due and made + 2 <= count:
+            fixed, subject, before, after = due[0]
+            backports.setdefault(made + 2, []).extend(due[1:])
+            yield CommitSpec(f"chore: restore mod{fixed} for a backport", files=dict(before))
+            changelog = {"CHANGELOG.md": f"# Changes\n\n- {subject} (backport {made})\n"}
+            yield CommitSpec(subject, "Backport.", {**after, **changelog})
+            state.update(after)
+            made += 2
+            continue
+        if rng.random() < 0.017:
+            subject = f"fix: handle empty input in mod{module} ({made})"
+            touched = [sources[module], tests[module]]
+        else:
+            subject = f"{rng.choice(plain)} {made}"
+            touched = rng.sample(rng.choice((sources, sources, tests, docs)), rng.randint(1, 3))
+        files = {path: f"# {path}\nrevision {made}\n" for path in touched}
+        if subject.startswith("fix:") and rng.random() < 0.2:
+            before = {path: state[path] for path in touched}
+            later = backports.setdefault(made + rng.randint(*delay), [])
+            later.append((module, subject, before, files))
+        state.update(files)
+        yield CommitSpec(subject, files=files)
+        made += 1
 
 
 RUN_TESTS = """\

@@ -1,5 +1,6 @@
-"""The rows of `gitgauge mine`: classification speed (1), verification overhead (2, 2b), the
-speed-up of `-j 2` (3), and the peak memory of those same mines (5a, 5b)."""
+"""The rows of `gitgauge mine`: classification speed (1), duplicate detection's share of it (1b,
+1c), verification overhead (2, 2b), the speed-up of `-j 2` (3), and the peak memory of those
+same mines (5a, 5b)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -30,7 +32,13 @@ from common import (
     task_texts,
     verdict,
 )
-from repos import fast_import, history_commits, verification_commits, write_repo_config
+from repos import (
+    backport_history_commits,
+    fast_import,
+    history_commits,
+    verification_commits,
+    write_repo_config,
+)
 
 
 @dataclass(frozen=True)
@@ -106,6 +114,67 @@ def classification(bench: Bench) -> Path:
         )
     )
     return repo
+
+
+# 1b, 1c --------------------------------------------------------------------------------------
+
+WITHOUT_DUPLICATES = (
+    # gitgauge has no option to leave duplicate detection out: the same CLI, with the one
+    # function that finds duplicates answering "none" (what `mine` did before it had them).
+    "import gitgauge.mining.mine as mine\n"
+    "mine.duplicates = lambda repo, candidates, *, mined: {}\n"
+    "from gitgauge.cli import main\n"
+    "main()\n"
+)
+
+
+def duplicate_detection(bench: Bench) -> None:
+    """Rows 1b and 1c: `mine --dry-run` on a history with backported fixes, with and without
+    duplicate detection, each against a bare `git log --name-only` taken in turns with them."""
+    sizes = bench.sizes
+    say(f"building a {sizes.history_commits:,}-commit history with backports (git fast-import)")
+    repo = bench.root / "backports"
+    started = time.perf_counter()
+    fast_import(repo, backport_history_commits(sizes.history_commits))
+    say(f"  built in {time.perf_counter() - started:.1f} s")
+    write_repo_config(repo)
+    backports = git("log", "--format=%s", "HEAD", cwd=repo).count("for a backport")
+    last = str(sizes.history_commits)
+    say("rows 1b, 1c: mine --dry-run with and without duplicate detection vs git log --name-only")
+    dry = ["mine", "--dry-run", "--last", last]
+    with_, without, log = best_of(
+        sizes.classification_repeats,
+        [*GITGAUGE, *dry],
+        [sys.executable, "-c", WITHOUT_DUPLICATES, *dry],
+        ["git", "log", "--name-only", f"--max-count={last}", "HEAD"],
+        cwd=repo,
+    )
+    found = with_.stdout.count("[duplicate of ")
+    candidates = without.stdout.count("[candidate (")
+    if found != backports or "[duplicate of " in without.stdout:
+        raise BenchError(
+            f"mine --dry-run found {found} duplicates of {backports} backports:\n"
+            f"{with_.stdout[-2000:]}"
+        )
+    if with_.stdout.count("[candidate (") + found != candidates:
+        raise BenchError("with and without duplicate detection, the candidates differ")
+    label = f"mine --dry-run --last {last} ({candidates:,} candidates, {found} duplicates)"
+    baseline = f"git log --name-only: {log.seconds:.2f} s"
+    for number, measured, what, goal in (
+        ("1b", with_, "with duplicate detection", "<= 1.5x"),
+        ("1c", without, "without duplicate detection", "-"),
+    ):
+        ratio = measured.seconds / log.seconds
+        met = verdict(ratio, at_most=1.5) if goal != "-" else "-"
+        seconds = f"{measured.seconds:.2f} s"
+        bench.rows.append(
+            Row(number, f"{what}: {label}", seconds, baseline, f"{ratio:.2f}x", goal, met)
+        )
+    bench.notes.append(
+        f"rows 1b-1c: duplicate detection (one git log -p | git patch-id of {candidates:,} "
+        f"candidates) adds {with_.seconds - without.seconds:+.2f} s; gitgauge's peak "
+        f"{mib(with_.peak_kib)} with it, {mib(without.peak_kib)} without"
+    )
 
 
 # 2, 2b, 3, 5b --------------------------------------------------------------------------------

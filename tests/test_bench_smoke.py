@@ -21,6 +21,8 @@ BENCH = Path(__file__).resolve().parent.parent / "bench" / "run.py"
 
 ROW_LABELS = (
     "classification: mine --dry-run",
+    "with duplicate detection: mine --dry-run --last 300 (",
+    "without duplicate detection: mine --dry-run --last 300 (",
     "verification overhead / candidate",
     "verification overhead / candidate, 200-file tree",
     "speed-up: mine -j 2 vs -j 1",

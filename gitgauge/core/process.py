@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -357,33 +358,73 @@ def is_cancelled() -> bool:
     return _cancelled.is_set()
 
 
-def stream(argv: Sequence[str], *, cwd: Path, chunk_size: int = 1 << 16) -> Iterator[bytes]:
+def stream(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    chunk_size: int = 1 << 16,
+    stdin_text: str | None = None,
+    then: Sequence[str] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Iterator[bytes]:
     """Yield a command's stdout in chunks as it is produced (for `git log` over long histories).
 
-    Raises `StreamError` with the command's stderr when it exits non-zero.
+    `stdin_text`: the command's stdin (a file, as `run` gives it). `then`: a second command that
+    reads the first's stdout through a pipe (`argv | then`); its stdout is what is yielded, and
+    what the first writes never passes through gitgauge. `env` defaults to `clean_env(cwd=cwd)`.
+    Raises `StreamError` with the stderr of a command that exits non-zero.
     """
-    with anonymous_file() as err:
-        child = subprocess.Popen(
-            list(argv),
-            cwd=cwd,
-            env=clean_env(cwd=cwd),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=err,
-            start_new_session=True,
-        )
-        assert child.stdout is not None
+    environment = dict(env) if env is not None else clean_env(cwd=cwd)
+    commands = [list(argv), *([list(then)] if then is not None else [])]
+    with ExitStack() as files:
+        source: IO[bytes] | int = files.enter_context(stdin_file(stdin_text)) or subprocess.DEVNULL
+        children: list[tuple[subprocess.Popen[bytes], IO[bytes]]] = []
+        drained = False
         try:
-            while chunk := child.stdout.read(chunk_size):
+            for command in commands:
+                err = files.enter_context(anonymous_file())
+                child = subprocess.Popen(
+                    command,
+                    cwd=cwd,
+                    env=environment,
+                    stdin=source,
+                    stdout=subprocess.PIPE,
+                    stderr=err,
+                    start_new_session=True,
+                )
+                if children:  # the next command holds the pipe now: it alone may read it
+                    _close_stdout(children[-1][0])
+                children.append((child, err))
+                assert child.stdout is not None
+                source = child.stdout
+            last = children[-1][0].stdout
+            assert last is not None
+            while chunk := last.read(chunk_size):
                 yield chunk
+            drained = True
         finally:
-            # Closing early (the consumer stopped) must not leave git running.
-            if child.poll() is None:
-                kill_group(child.pid, grace=0.0)
-            child.stdout.close()
-            exit_code = child.wait()
-        if exit_code != 0:
-            raise StreamError(exit_code, read_tail(err))
+            # Closing early (the consumer stopped) must not leave git running; once the output
+            # is drained the commands are ending by themselves, and are waited for.
+            exit_codes = [_end_streamed(child, kill=not drained) for child, _ in children]
+        failed = [
+            (code, err) for code, (_, err) in zip(exit_codes, children, strict=True) if code != 0
+        ]
+        if failed:
+            # The first that said why (a command after a failed one may only see its end).
+            code, err = next(((c, e) for c, e in failed if read_tail(e).strip()), failed[0])
+            raise StreamError(code, read_tail(err))
+
+
+def _close_stdout(child: subprocess.Popen[bytes]) -> None:
+    if child.stdout is not None:
+        child.stdout.close()
+
+
+def _end_streamed(child: subprocess.Popen[bytes], *, kill: bool) -> int:
+    if kill and child.poll() is None:
+        kill_group(child.pid, grace=0.0)
+    _close_stdout(child)
+    return child.wait()
 
 
 class StreamError(Exception):

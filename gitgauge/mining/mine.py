@@ -16,9 +16,10 @@ from gitgauge.core import kinds, links, process
 from gitgauge.core.errors import ConfigError, GitError, UsageError
 from gitgauge.core.git import Commit, Repository
 from gitgauge.core.git.checkout import CheckoutPool
+from gitgauge.core.git.patchids import patch_ids
 from gitgauge.core.kinds import KindMiner, MinedKind, MiningContext, MiningEvents
 from gitgauge.core.parallel import in_order
-from gitgauge.core.paths import is_markdown
+from gitgauge.core.paths import MARKDOWN_SUFFIXES
 from gitgauge.core.records import PromptQuality, Task
 from gitgauge.core.sandbox import Sandbox
 from gitgauge.core.sandbox import prepare as prepare_sandbox
@@ -88,7 +89,7 @@ class MineSummary:
 
     @property
     def fail_to_pass_outside_fix(self) -> int:
-        """Verified tasks whose FAIL_TO_PASS holds none of the fix's own tests: to review."""
+        """Verified tasks whose failing tests live in files the fix did not change: to review."""
         return sum(1 for task in self.tasks if task.failToPassOutsideFix)
 
     @property
@@ -167,15 +168,14 @@ def duplicates(
     """One fix, one task: candidates whose change (`git patch-id --stable` of everything but
     Markdown: a backport's changelog line differs) is the same as another's -> the candidate kept
     for them: the one already saved as a task, else the newest (the first in `git log` order).
-    Cherry-picks to release lines are the same bug, not independent tasks."""
+    Cherry-picks to release lines are the same bug, not independent tasks. The ids of all
+    candidates come from one `git log -p | git patch-id` (a candidate whose parent is not in
+    this clone has none: verification will say so)."""
+    commits = [candidate.commit for candidate in candidates]
+    patches = patch_ids(repo, commits, ignored_suffixes=MARKDOWN_SUFFIXES)
     groups: dict[str, list[Candidate]] = {}
     for candidate in candidates:
-        commit = candidate.commit
-        paths = [path for path in commit.paths if not is_markdown(path)]
-        try:
-            patch = repo.patch_id(commit.parents[0], commit.sha, paths) if commit.parents else None
-        except GitError:  # the parent is not in this clone: verification will say so
-            patch = None
+        patch = patches.get(candidate.commit.sha)
         if patch is not None:
             groups.setdefault(patch, []).append(candidate)
     kept: dict[str, Candidate] = {}
