@@ -19,7 +19,7 @@ from gitgauge.core.git.checkout import CheckoutPool
 from gitgauge.core.git.patchids import patch_ids
 from gitgauge.core.kinds import KindMiner, MinedKind, MiningContext, MiningEvents
 from gitgauge.core.parallel import in_order
-from gitgauge.core.paths import MARKDOWN_SUFFIXES
+from gitgauge.core.paths import MARKDOWN_SUFFIXES, is_markdown
 from gitgauge.core.records import PromptQuality, Task
 from gitgauge.core.sandbox import Sandbox
 from gitgauge.core.sandbox import prepare as prepare_sandbox
@@ -171,7 +171,15 @@ def duplicates(
     Cherry-picks to release lines are the same bug, not independent tasks. The ids of all
     candidates come from one `git log -p | git patch-id` (a candidate whose parent is not in
     this clone has none: verification will say so)."""
-    commits = [candidate.commit for candidate in candidates]
+    # A patch id hashes each file's diff with its name: two candidates can share one only when
+    # they change the same files, so only those are asked (most candidates share their set of
+    # files with no other). A file whose diff shows no line (a mode-only change) is in the set
+    # but not in the id: such candidates differ by it, and are not taken for one change.
+    by_files: dict[frozenset[str], list[Commit]] = {}
+    for candidate in candidates:
+        files = frozenset(path for path in candidate.commit.paths if not is_markdown(path))
+        by_files.setdefault(files, []).append(candidate.commit)
+    commits = [commit for group in by_files.values() if len(group) > 1 for commit in group]
     patches = patch_ids(repo, commits, ignored_suffixes=MARKDOWN_SUFFIXES)
     groups: dict[str, list[Candidate]] = {}
     for candidate in candidates:
