@@ -18,8 +18,10 @@ TEST_DIR_SEGMENTS = frozenset(
 )
 """Directory names (any depth, any case): Go's `testdata/` fixtures and Jest/Vitest/syrupy
 `__snapshots__/` are tests too, laid over with the fix and protected from the agent."""
-ROOT_TEST_DIRS = frozenset({"t"})
-"""Directory names that mark tests only at the repository root (Perl's `t/`)."""
+ROOT_TEST_DIRS = frozenset({"t", "testing"})
+"""Directory names that mark tests only at the repository root: Perl's `t/`, and `testing/`
+(pytest's own layout; deeper down, a `testing` package is usually library code: `numpy.testing`).
+A project's pytest `testpaths` add their folders (`core.testpaths`)."""
 TEST_NAME_PATTERNS = (
     "test_*.py",
     "*_test.py",

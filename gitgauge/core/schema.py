@@ -166,7 +166,8 @@ class TestsSettings(_HumanRecord):
         return pattern
 
     patterns: list[StrictStr] = Field(default_factory=list)
-    """Extra globs for the project's test files (`*` crosses `/` in a pattern with a `/`)."""
+    """Extra globs for the project's test files (`*` crosses `/` in a pattern with a `/`);
+    gitgauge adds `folder/*` for each folder your pytest `testpaths` names."""
 
     @field_validator("patterns")
     @classmethod

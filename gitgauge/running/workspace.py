@@ -3,9 +3,11 @@
 `history: isolated` (the default) copies the history up to `base` once per task into a bare
 repository of gitgauge's own and gives every config a fresh checkout over that copy, with a git
 directory of the agent's own: `git log`, `git blame` and `git show` work for everything up to
-`base`, and no ref, reflog, object, alternate or `.git` pointer leads to the fix. `history: full`
-is the spec's behaviour: the agent's git reads the user's repository's objects and sees its
-branches and tags, so every commit (the fix included) is readable; it writes only its own.
+`base`, and no ref, reflog, object, alternate or `.git` pointer leads to the fix; its tags are
+those in `base`'s history (`core.git.tags`), so a version read from git is the project's own.
+`history: full` is the spec's behaviour: the agent's git reads the user's repository's objects
+and sees its branches and tags, so every commit (the fix included) is readable; it writes only
+its own. The grading checkout holds the tags in `base`'s history either way.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +25,7 @@ from gitgauge.core.git import Repository
 from gitgauge.core.git.checkout import AgentDiff, Checkout, CheckoutPool
 from gitgauge.core.git.checkout import _force_remove as remove_tree
 from gitgauge.core.git.history import HistoryCopy
+from gitgauge.core.git.tags import Tag
 from gitgauge.core.interrupt import deferred
 from gitgauge.core.worktree import Warn, write_owner
 
@@ -80,11 +83,14 @@ class HistoryCopies:
             # The nearest ancestor leaves the least to pack.
             borrow = max(ancestors, key=lambda c: self.repo.ancestor_count(c.commit), default=None)
             root = self._holder / f"copy-{len(self._copies) + len(self._merge_copies)}.git"
+            tags = self.repo.tags_at(base)
             if other is not None:
-                copy = HistoryCopy.create(self.repo, base, root, borrow=borrow, also=[other])
+                copy = HistoryCopy.create(
+                    self.repo, base, root, borrow=borrow, also=[other], tags=tags
+                )
                 self._merge_copies[(base, other)] = copy
                 return copy
-            copy = HistoryCopy.create(self.repo, base, root, borrow=borrow)
+            copy = HistoryCopy.create(self.repo, base, root, borrow=borrow, tags=tags)
             self._copies[base] = copy
             return copy
 
@@ -117,15 +123,24 @@ class Workspace:
     link: tuple[str, ...]
     link_from: Path
     warn: Warn
+    tags: Callable[[str], tuple[Tag, ...]]
+    """The tags a checkout of a commit holds: those in its history that the stores hold
+    (`TaskWorkspaces.tags_at`)."""
 
     @property
     def path(self) -> Path:
         return self.checkout.path
 
     def reset(self, commit: str) -> None:
-        """The checkout made exactly `commit` again (links relinked), nothing else left."""
+        """The checkout made exactly `commit` again (links relinked, the tags in its history
+        written), nothing else left."""
         self.checkout.reset(
-            commit, stores=self.stores, link=self.link, link_from=self.link_from, warn=self.warn
+            commit,
+            stores=self.stores,
+            link=self.link,
+            link_from=self.link_from,
+            tags=self.tags(commit),
+            warn=self.warn,
         )
 
     def lay_fresh(self, tree: str) -> None:
@@ -166,8 +181,11 @@ class TaskWorkspaces:
         self.pool = pool
         self._holder: Path | None = None
         self._copy: HistoryCopy | None = None
+        self.tags: tuple[Tag, ...] = ()
+        """The tags in `base`'s history (read on entering): the agent's, and the grading's."""
 
     def __enter__(self) -> TaskWorkspaces:
+        self.tags = self.repo.tags_at(self.base)
         if self.given is not None:
             self._copy = self.given
         elif self.history == "isolated" and self.shared is not None:
@@ -180,6 +198,7 @@ class TaskWorkspaces:
                     self.base,
                     self._holder / "history.git",
                     also=[self.other] if self.other else [],
+                    tags=self.tags,
                 )
             except BaseException:
                 self._cleanup()
@@ -201,10 +220,20 @@ class TaskWorkspaces:
             return self.repo.object_stores()
         return self._copy.stores
 
+    def tags_at(self, commit: str) -> tuple[Tag, ...]:
+        """The tags a checkout of `commit` holds: at `base` its own; at another commit of the
+        task (a chain's parent) those of its history that `base`'s are (their objects are in
+        the history copy; a tag past `base` never is)."""
+        if commit == self.base:
+            return self.tags
+        held = set(self.tags)
+        return tuple(tag for tag in self.repo.tags_at(commit) if tag in held)
+
     @contextmanager
     def workspace(self, slot: int = 0) -> Iterator[Workspace]:
         """A fresh checkout of `base` with `worktree.link` linked and a git directory of the
-        agent's own (with `run.history: full`, holding the user's branches and tags too)."""
+        agent's own holding the tags in `base`'s history (with `run.history: full`, the user's
+        branches and all its tags)."""
         with ExitStack() as stack:
             pool = self.pool or stack.enter_context(CheckoutPool(owner_repository=self.repo.root))
             checkout = stack.enter_context(pool.slot(slot))
@@ -218,9 +247,11 @@ class TaskWorkspaces:
                 tuple(self.link),
                 self.repo.root,
                 self.warn,
+                self.tags_at,
             )
             workspace.reset(self.base)
-            checkout.agent_repository(refs=self.repo.branch_refs() if self._copy is None else [])
+            full = self._copy is None
+            checkout.agent_repository(refs=self.repo.branch_refs() if full else self.tags)
             yield workspace
 
 

@@ -4,8 +4,9 @@ never from conftest.
 
 - `repos/`: `GitRepo` (a real repository built with the git CLI, commits at pinned dates),
   `new_repo`, the sample projects' test runner (`runner_source`, `RUN_TESTS`); the histories of
-  `chains` (file-commit chains), `merges` (merges of each kind) and `sample` (the mining
-  sample project, its config and environment).
+  `chains` (file-commit chains), `merges` (merges of each kind), `sample` (the mining
+  sample project, its config and environment) and `tagged` (a project whose suite asserts the
+  version it reads from its tags).
 - `cli`: the real CLI, `run_gitgauge` (through `prestarted`), `start_gitgauge`, and a process
   left running (`start_in_background`, `in_background`).
 - `prestarted`: the per-worker server that forks `python -m gitgauge` runs (also its program).
@@ -22,6 +23,7 @@ never from conftest.
   layout), and their `solution/solve.sh` and `tests/test.sh` run on a copy of the base.
 - `workspace`: acting as the agent in a pair's real workspace.
 - `hostile`: issue 34's one-task project and the cheats every kind of task is attacked with.
+- `wheels`: a pure-Python wheel written by hand (an offline dependency for `init --env`).
 - `components`: real components (`require`: skipped locally, failed under `CI=true`; bubblewrap;
   the real claude CLI and its offline environment).
 - `fakes/`: the fake `claude` executable, and loopback fakes of the Anthropic Messages API and

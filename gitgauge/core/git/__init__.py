@@ -4,7 +4,8 @@ gitgauge's own small records (`Commit`, `ChangedPath`, `Blob`), never GitPython 
 log's and diff's output is read into them by `logparse`.
 
 The other modules of `core/git/` are the rest of the door: gitgauge's own git directories and
-checkouts (`owned`, `checkout`), history copies (`history`), merges (`mergetree`), commit-history
+checkouts (`owned`, `checkout`) and the tags they hold (`tags`), history copies (`history`),
+merges (`mergetree`), patch ids of many commits in one pipeline (`patchids`), commit-history
 tasks (`firstparent`, `series`, `agent_dir`, `agent_history`) and fixtures (`fixture`); those that
 read the user's repository take `NO_HOOKS` from here.
 """
@@ -31,6 +32,7 @@ from gitgauge.core.git.logparse import LOG_FORMAT, nul_tokens, parse_changes, pa
 # door's own, imported from here.
 from gitgauge.core.git.logparse import ChangedPath as ChangedPath
 from gitgauge.core.git.logparse import Commit as Commit
+from gitgauge.core.git.tags import Tag, TagCache
 
 # Without git on PATH, GitPython raises at import time (a traceback before any command runs);
 # quiet, so that `Repository` can say so in one line instead (and not in agents' environment).
@@ -118,6 +120,7 @@ class Repository:
                 f"{start} is a bare git repository: run gitgauge in a checkout with a work tree"
             )
         self.root = Path(self._repo.working_tree_dir).resolve()
+        self._tags = TagCache(self.root)
 
     @property
     def _repo(self) -> gitpython.Repo:
@@ -152,6 +155,10 @@ class Repository:
             if name and sha:
                 refs.append((name, sha))
         return refs
+
+    def tags_at(self, commit: str) -> tuple[Tag, ...]:
+        """The tags in `commit`'s history (`git tag --merged`: see `core.git.tags`)."""
+        return self._tags.at(commit)
 
     def is_shallow(self) -> bool:
         return (Path(self._repo.git_dir) / "shallow").exists() or (
@@ -299,7 +306,7 @@ class Repository:
     def patch_id(self, old: str, new: str, paths: Sequence[str]) -> str | None:
         """`git patch-id --stable` of the diff of `paths` between two commits: equal for the
         same change made on two lines of history (a cherry-pick, a backport); None when the
-        paths do not differ."""
+        paths do not differ. Two processes: for many commits, `patchids.patch_ids`."""
         diff = self.diff_text(old, new, paths, binary=True)
         if not diff:
             return None

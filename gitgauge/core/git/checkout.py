@@ -15,6 +15,9 @@ ctime), `git clean -ffdx` removes everything untracked or ignored, and what git 
 work tree is rebuilt from scratch. That is what lets a checkout an agent (or an agent's code, in
 a test run) wrote into be used again, fresh, and a pool of checkouts (one per parallel slot,
 `CheckoutPool`) serve a whole `mine` or `run` without a `git worktree add` per candidate or pair.
+
+Every reset also writes the tags of the commit's history into gitgauge's git directory, and
+none past it (`core.git.tags`): a build that reads its version from git sees its own.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from gitgauge.core.git.owned import parse_tree_listing as parse_tree_listing
 from gitgauge.core.git.owned import read_blob as read_blob
 from gitgauge.core.git.owned import set_stores as set_stores
 from gitgauge.core.git.owned import write_patch as write_patch
+from gitgauge.core.git.tags import Tag, TagCache, write_tags
 from gitgauge.core.interrupt import deferred
 from gitgauge.core.worktree import Warn, link_directories, write_owner
 
@@ -66,8 +70,10 @@ class Checkout:
     reaches the grader.
     """
 
-    def __init__(self, holder: Path) -> None:
+    def __init__(self, holder: Path, *, owner_tags: TagCache | None = None) -> None:
         self.holder = holder
+        self.owner_tags = owner_tags
+        """Where `reset` reads a commit's tags when it is given none (the owner repository's)."""
         self.path = holder / ("w" + holder.name.removeprefix(CHECKOUT_PREFIX))
         self.git_dir = holder / "git"
         self.agent_dir = holder / "agent.git"
@@ -79,11 +85,11 @@ class Checkout:
         """The tree gitgauge's index holds as a whole (after a reset or `lay_tree`), if known."""
 
     @classmethod
-    def create(cls, *, owner_repository: Path) -> Checkout:
+    def create(cls, *, owner_repository: Path, owner_tags: TagCache | None = None) -> Checkout:
         with deferred():
             holder = Path(tempfile.mkdtemp(prefix=CHECKOUT_PREFIX))
             write_owner(holder, repository=owner_repository, kind="checkout")
-        checkout = cls(holder)
+        checkout = cls(holder, owner_tags=owner_tags or TagCache(owner_repository))
         try:
             checkout.path.mkdir()
             init_git_dir(checkout.git_dir, stores=())
@@ -115,12 +121,15 @@ class Checkout:
         stores: Sequence[Path],
         link: Sequence[str] = (),
         link_from: Path | None = None,
+        tags: Sequence[Tag] | None = None,
         warn: Warn,
     ) -> None:
         """Make the work tree exactly `commit` (objects from `stores`), `link` directories of
-        `link_from` linked in. What the last occupant left (files, a replaced `.git`, `.git`s
-        deeper down, which git never cleans) goes; when git cannot remove it (a file made
-        undeletable), the work tree is rebuilt from scratch."""
+        `link_from` linked in, and gitgauge's git directory hold `tags` (by default the owner
+        repository's tags in `commit`'s history: `stores` must hold their objects). What the
+        last occupant left (files, a replaced `.git`, `.git`s deeper down, which git never
+        cleans) goes; when git cannot remove it (a file made undeletable), the work tree is
+        rebuilt from scratch."""
         if tuple(stores) != self.stores:
             set_stores(self.git_dir, stores)
             self.stores = tuple(stores)
@@ -146,6 +155,9 @@ class Checkout:
             self.index.unlink(missing_ok=True)
             (self.git_dir / "index.lock").unlink(missing_ok=True)
             self.git("reset", "--quiet", "--hard", "--no-recurse-submodules", commit)
+        if tags is None:
+            tags = self.owner_tags.at(commit) if self.owner_tags is not None else ()
+        write_tags(self.git_dir, list(tags))
         self._point_git_file(self.git_dir)
         self.commit = commit
         self.index_holds = commit
@@ -203,8 +215,9 @@ class Checkout:
 
     def agent_repository(self, *, refs: Sequence[tuple[str, str]] = ()) -> Path:
         """A fresh git directory for the agent over the reset state (HEAD detached at the
-        commit, the index as gitgauge's, objects read from the same stores, `refs`), and the
-        work tree's `.git` pointing at it. The agent may do anything to it: gitgauge never
+        commit, the index as gitgauge's, objects read from the same stores, `refs`: the tags of
+        the commit's history, or with `run.history: full` all the user's), and the work tree's
+        `.git` pointing at it. The agent may do anything to it: gitgauge never
         reads it through git (`merge_state` reads two files of it as data)."""
         assert self.commit is not None
         self._remove_agent_repository()
@@ -341,6 +354,8 @@ class CheckoutPool:
 
     def __init__(self, *, owner_repository: Path) -> None:
         self.owner_repository = owner_repository
+        self.owner_tags = TagCache(owner_repository)
+        """The tags a reset writes when it is given none, shared by the slots."""
         self._lock = threading.Lock()
         self._free: dict[int, Checkout] = {}
         self._all: list[Checkout] = []
@@ -350,7 +365,9 @@ class CheckoutPool:
         with self._lock:
             checkout = self._free.pop(slot, None)
         if checkout is None:
-            checkout = Checkout.create(owner_repository=self.owner_repository)
+            checkout = Checkout.create(
+                owner_repository=self.owner_repository, owner_tags=self.owner_tags
+            )
             with self._lock:
                 self._all.append(checkout)
         try:

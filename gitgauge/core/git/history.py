@@ -3,7 +3,9 @@ nothing after it, so an agent's worktree cannot reach the fix (run.history: isol
 
 A copy is made with `git pack-objects` from the user's repository; a copy of a later commit of
 the same history borrows an earlier copy's objects through `objects/info/alternates` and packs
-only the difference. The git CLI runs through `gitgauge.core.process`, with the user's hooks off
+only the difference. It also holds the objects of the annotated tags in its commit's history
+(`core.git.tags`): the checkouts over it hold those tags, and `git describe` reads their
+objects. The git CLI runs through `gitgauge.core.process`, with the user's hooks off
 as in `gitgauge.core.git`, the door to the user's repository.
 """
 
@@ -17,6 +19,7 @@ from gitgauge.core import process
 from gitgauge.core.errors import GitError
 from gitgauge.core.git import NO_HOOKS, Repository, full_file_system
 from gitgauge.core.git.checkout import alternates_variable, set_stores
+from gitgauge.core.git.tags import Tag, write_tags
 
 
 class HistoryCopy:
@@ -27,11 +30,19 @@ class HistoryCopy:
     agent's objects go to the agent's own git directory.
     """
 
-    def __init__(self, root: Path, commit: str, borrowed: tuple[HistoryCopy, ...] = ()) -> None:
+    def __init__(
+        self,
+        root: Path,
+        commit: str,
+        borrowed: tuple[HistoryCopy, ...] = (),
+        tags: tuple[Tag, ...] = (),
+    ) -> None:
         self.root = root
         self.commit = commit
         self.borrowed = borrowed
         """Earlier copies (of ancestors of `commit`) whose objects this one uses, oldest first."""
+        self.tags = tags
+        """The tags in `commit`'s history, whose objects the copy (or what it borrows) holds."""
 
     @property
     def stores(self) -> tuple[Path, ...]:
@@ -47,9 +58,11 @@ class HistoryCopy:
         *,
         borrow: HistoryCopy | None = None,
         also: Sequence[str] = (),
+        tags: tuple[Tag, ...] = (),
     ) -> HistoryCopy:
         """A new bare repository holding exactly the objects reachable from `commit` (and from
-        the commits in `also`: a merge task's other parent).
+        the commits in `also`: a merge task's other parent), and the tag objects of `tags` (the
+        tags in `commit`'s history: what they name is reachable from `commit` already).
 
         With `borrow` (a copy of an ancestor of `commit`) it packs only what lies between the two
         and reads the rest through `objects/info/alternates`: the ancestor's objects are all
@@ -58,10 +71,12 @@ class HistoryCopy:
         # No template: the user's init.templateDir may hold hooks, which must never run when an
         # agent commits in the workspace (and git's sample hooks are only dead weight here).
         _git_ok(["git", "init", "--bare", "--quiet", "--template=", str(root)], cwd=root.parent)
-        borrowed: tuple[HistoryCopy, ...] = ()
-        revisions = "".join(f"{tip}\n" for tip in (commit, *also))
+        borrowed = (*borrow.borrowed, borrow) if borrow is not None else ()
+        # A tag object an earlier copy holds is read from there, like its commits.
+        held = {tag.object_id for copy in borrowed for tag in copy.tags}
+        tag_objects = [tag.object_id for tag in tags if tag.object_id not in held]
+        revisions = "".join(f"{tip}\n" for tip in (commit, *also, *tag_objects))
         if borrow is not None:
-            borrowed = (*borrow.borrowed, borrow)
             # Every store listed directly, oldest first: git then never nests alternates deeper
             # than two, far from its limit of five.
             set_stores(root, [copy.root / "objects" for copy in borrowed])
@@ -90,22 +105,24 @@ class HistoryCopy:
                 f"could not copy history up to {commit[:12]}: {detail}"
                 + (f"\n{full}" if full else "")
             )
-        copy = cls(root, commit, borrowed)
+        copy = cls(root, commit, borrowed, tags)
         _git_ok(["git", "update-ref", "refs/heads/main", commit], cwd=root)
         _git_ok(["git", "symbolic-ref", "HEAD", "refs/heads/main"], cwd=root)
         return copy
 
 
 def pack_of(source: Repository, tips: Sequence[str]) -> bytes:
-    """One git pack of exactly the objects reachable from `tips`, to ship (a Ray node makes its
-    copy from it). Written to stdout, into a file of gitgauge's own: `pack-objects` then makes
-    no temporary pack in the user's `.git`, and a TMPDIR elsewhere needs no cross-device rename."""
+    """One git pack of exactly the objects reachable from `tips` and the tag objects of the
+    tags in the first tip's history (the base's), to ship (a Ray node makes its copy from it).
+    Written to stdout, into a file of gitgauge's own: `pack-objects` then makes no temporary
+    pack in the user's `.git`, and a TMPDIR elsewhere needs no cross-device rename."""
+    tags = [tag.object_id for tag in source.tags_at(tips[0])] if tips else []
     with tempfile.TemporaryDirectory(prefix="gitgauge-pack-") as folder:
         pack = Path(folder) / "history.pack"
         result = process.run(
             ["git", *NO_HOOKS, "pack-objects", "--revs", "--quiet", "--stdout"],
             cwd=source.root,
-            stdin_text="".join(f"{tip}\n" for tip in tips),
+            stdin_text="".join(f"{tip}\n" for tip in (*tips, *tags)),
             stdout_path=pack,
         )
         if not result.ok:
@@ -114,14 +131,16 @@ def pack_of(source: Repository, tips: Sequence[str]) -> bytes:
         return pack.read_bytes()
 
 
-def copy_from_pack(root: Path, pack: bytes, commit: str) -> None:
+def copy_from_pack(root: Path, pack: bytes, commit: str, *, tags: tuple[Tag, ...] = ()) -> None:
     """A bare history copy at `root` (an empty directory) from a shipped `pack`, `main` at
-    `commit` (no template: the node's init.templateDir may hold hooks)."""
+    `commit`, holding `tags` (the tags in `commit`'s history, whose objects the pack holds; no
+    template: the node's init.templateDir may hold hooks)."""
     _git_ok(["git", *NO_HOOKS, "init", "--bare", "--quiet", "--template=", str(root)], cwd=root)
     path = root / "objects" / "pack" / "pack-shipped.pack"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(pack)
     _git_ok(["git", *NO_HOOKS, "index-pack", str(path)], cwd=root)
+    write_tags(root, tags)
     _git_ok(["git", "update-ref", "refs/heads/main", commit], cwd=root)
     _git_ok(["git", "symbolic-ref", "HEAD", "refs/heads/main"], cwd=root)
 

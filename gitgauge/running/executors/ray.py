@@ -163,6 +163,7 @@ class RayExecutor(PairExecutor):
                     config=pair.config,
                     fix=fixes[key],
                     env=env,
+                    tags=pair.repo.tags_at(task.base),
                 )
                 # The pack goes inside a list: Ray then does not fetch it to the node before
                 # the pair starts, and a node that already has the copy never fetches it.

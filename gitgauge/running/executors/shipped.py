@@ -2,7 +2,8 @@
 
 Travels to a node: the history up to the task's `base` as one git pack of exactly the objects
 reachable from `base` (never the fix; for a merge task, from `base` and `other`, never the
-recorded merge, whose tree listing travels instead, ids only, for grading), the fix's test
+recorded merge, whose tree listing travels instead, ids only, for grading) with the tags in
+`base`'s history (their objects in the pack, their names in the request), the fix's test
 files, and for adapters that read the fix (`gold`) the fix's own changes; the configs, and each
 config's harness sources by value (the `files` overlays and the `configDir`, never a
 credentials file), once per config. The node turns the pack into a bare history copy once
@@ -35,6 +36,7 @@ from gitgauge.core import kinds, process
 from gitgauge.core.errors import GitError, GitGaugeError
 from gitgauge.core.git import Blob, ChangedPath, Repository, history
 from gitgauge.core.git.history import HistoryCopy
+from gitgauge.core.git.tags import Tag, TagCache
 from gitgauge.core.records import RunResult, Task
 from gitgauge.core.sandbox import Sandbox
 from gitgauge.core.sandbox import prepare as prepare_sandbox
@@ -67,7 +69,8 @@ class FixFiles:
 
 def fix_files(repo: Repository, task: Task, *, with_source: bool) -> FixFiles:
     kind = kinds.get(task.kind)
-    paths = list(task.testFiles)
+    # What grading lays over any agent's result (a fix's tests, a merge's outside changes).
+    paths = list(dict.fromkeys(kind.laid_paths(task)))
     changes: tuple[ChangedPath, ...] | None = None
     if with_source:
         # What gold writes (every conflicted file of a merge, changed from base or not).
@@ -103,6 +106,7 @@ class ShippedRepository(Repository):
         self._local = threading.local()
         self.root = root
         self.fix = fix
+        self._tags = TagCache(root)  # the copy's own: the tags in base's history
 
     def read_blob(self, commit: str, path: str) -> Blob | None:
         if commit != self.fix.fix:
@@ -150,6 +154,9 @@ class NodePairRequest:
     fix: FixFiles
     env: dict[str, str] = field(default_factory=dict)
     """The values of `run.ray.env`, set for the pair only."""
+    tags: tuple[Tag, ...] = ()
+    """The tags in the task's base's history (`Repository.tags_at`): the node's copy holds
+    them, their objects come in the pack."""
     version: str = __version__
     """The driver's gitgauge version (a node that joined after the start check compares it)."""
 
@@ -206,7 +213,7 @@ def run_on_node(
     task = request.task
     root = node_root(request.run_id)
     (root / "tmp").mkdir(parents=True, exist_ok=True)
-    copy, copied = _history_copy(root / "history", history_tips(task), load_pack)
+    copy, copied = _history_copy(root / "history", history_tips(task), load_pack, request.tags)
     repo = ShippedRepository(copy, request.fix)
     # No `worktree.link` on a node (its directories are on the user's machine).
     config = request.config.model_copy(update={"worktree": WorktreeSettings()})
@@ -305,10 +312,11 @@ def _system_temp() -> str:
 
 
 def _history_copy(
-    folder: Path, tips: tuple[str, ...], load_pack: Callable[[], bytes]
+    folder: Path, tips: tuple[str, ...], load_pack: Callable[[], bytes], tags: tuple[Tag, ...]
 ) -> tuple[Path, bool]:
     """The node's bare copy of the history up to `tips` (a task's base, and a merge task's
-    other parent), made by the first pair that needs it; `main` points at the base."""
+    other parent), made by the first pair that needs it; `main` points at the base, and the
+    copy holds `tags` (those in the base's history)."""
     folder.mkdir(parents=True, exist_ok=True)
     # A copy holding a merge task's other parent is its own: those commits need not be
     # ancestors of the base, so a fix task of the same base must not see them.
@@ -321,7 +329,7 @@ def _history_copy(
         shutil.rmtree(building, ignore_errors=True)
         building.mkdir()
         try:
-            history.copy_from_pack(building, load_pack(), tips[0])
+            history.copy_from_pack(building, load_pack(), tips[0], tags=tags)
         except GitError as error:
             raise GitError(f"on node {socket.gethostname()}: {error}") from None
         building.rename(target)
