@@ -308,7 +308,8 @@ def render_init_template(schema: types.ModuleType, source: str) -> str:
         "# commented out, with its default (or, for a key without one, an example).",
         "# Uncomment testCommand and set it: it is the only required key.",
         "# Then `gitgauge doctor` checks the setup.",
-        "# Reference: docs/reference/config.md (generated from the same models as this file).",
+        '# Every key is explained on the "Configuration keys" page of gitgauge\'s documentation',
+        "# (docs/reference/config.md in gitgauge's own repository, not this one).",
     ]
     for key in model_keys(schema.RepoConfig, docs):
         depth = key.path.count(".")

@@ -4,7 +4,7 @@ core, the task kinds (`kinds/`) above them with the CLI.
 - `core/` imports nothing above it;
 - a stage (`mining/`, `running/`, `reporting/`) imports `core/` and itself, never another stage:
   what two stages share lives in `core/`;
-- only the top (`cli/`, `demo.py`, `init.py`) joins the stages;
+- only the top (`cli/`, `demo.py`, `init/`) joins the stages;
 - one door per external system: `subprocess` only in `core/process.py`, `typer` only in `cli/`,
   `anthropic` only in `mining/rewrite_backends.py`, `ray` only in the Ray executor, GitPython
   and the git CLI only in `core/git/`, the user's setupCommand and testCommand only in

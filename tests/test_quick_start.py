@@ -1,8 +1,9 @@
 """The README's Quick start, followed literally on a src/-layout repository with three real fixes:
-its commands (read from the README) in order, and the edit it describes for a src layout, reach
-verified tasks that gold resolves and noop does not. The same mined repository then serves the
-first hour's other edges: `--task` by the sha `mine` prints, a file named like a built-in config
-winning over it, `gitgauge examples`, and why `mine` found few tasks.
+its commands (read from the README) in order, with no file edited by hand (`gitgauge init` works
+out the src layout's `PYTHONPATH=src`), reach verified tasks that gold resolves and noop does not.
+The same mined repository then serves the first hour's other edges: `--task` by the sha `mine`
+prints, a file named like a built-in config winning over it, `gitgauge examples`, and why `mine`
+found few tasks.
 
 One repository and one pass through the Quick start per module (mining is the expensive part).
 """
@@ -19,6 +20,7 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
+import yaml
 from helpers.cli import run_gitgauge
 from helpers.environment import isolate
 from helpers.repos import GitRepo, new_repo
@@ -72,9 +74,8 @@ FIXES = (
 )
 
 
-def quick_start() -> tuple[list[str], list[str], str]:
-    """The README's Quick start: the commands of its shell blocks (comments dropped), and the
-    `testCommand` line it gives for a src layout."""
+def quick_start() -> tuple[list[str], list[str]]:
+    """The README's Quick start: the commands of its shell blocks (comments dropped)."""
     text = README.read_text(encoding="utf-8")
     start = text.index("## Quick start\n")
     end = re.compile(r"(?m)^##+ ").search(text, start + 1)  # the next heading
@@ -83,10 +84,7 @@ def quick_start() -> tuple[list[str], list[str], str]:
     commands = [
         line.split("  #")[0].strip() for block in blocks for line in block.splitlines() if line
     ]
-    src_layout = next(line for line in section.splitlines() if "src layout" in line)
-    edit = re.search(r"`(testCommand: [^`]+)`", src_layout)
-    assert edit, src_layout
-    return commands[:2], commands[2:], edit.group(1)
+    return commands[:2], commands[2:]
 
 
 @dataclass
@@ -132,7 +130,7 @@ def walk(tmp_path_factory: pytest.TempPathFactory) -> Walk:
             )
         )
 
-    setup, commands, edit = quick_start()
+    setup, commands = quick_start()
     assert setup == ["pip install .", "cd your-repo"]  # this venv has gitgauge; cwd is the repo
     outputs: dict[str, subprocess.CompletedProcess[str]] = {}
     for command in commands:
@@ -140,19 +138,16 @@ def walk(tmp_path_factory: pytest.TempPathFactory) -> Walk:
         assert argv[0] == "gitgauge", command
         outputs[argv[1]] = result = run_gitgauge(*argv[1:], cwd=root, env=env)
         assert result.returncode == 0, f"{command}:\n{result.stdout}\n{result.stderr}"
-        if argv[1] == "init":
-            # The edit the Quick start describes: uncomment testCommand and set it.
-            config = root / "gitgauge.yaml"
-            lines = config.read_text(encoding="utf-8").splitlines(keepends=True)
-            commented = [i for i, line in enumerate(lines) if line.startswith("# testCommand:")]
-            assert len(commented) == 1
-            lines[commented[0]] = edit + "\n"
-            config.write_text("".join(lines), encoding="utf-8")
     return Walk(repo=repo, env=env, outputs=outputs, shas=shas)
 
 
 def test_the_quick_start_reaches_verified_tasks(walk: Walk) -> None:
     assert list(walk.outputs) == ["init", "doctor", "mine", "run", "report", "examples"]
+    # No edit: init found the src layout (and the python first on PATH, which has pytest).
+    config = yaml.safe_load((walk.repo.root / "gitgauge.yaml").read_text(encoding="utf-8"))
+    assert config["testCommand"].startswith("PYTHONPATH=src "), config
+    assert config["testCommand"].endswith(" -m pytest -q"), config
+    assert "src/ layout (src/calc/)" in walk.outputs["init"].stdout
     assert (
         walk.outputs["doctor"].stdout.rstrip().endswith("doctor: `gitgauge mine` should work here")
     )
@@ -174,8 +169,7 @@ def test_the_quick_start_reaches_verified_tasks(walk: Walk) -> None:
 def test_mine_says_why_it_found_few_tasks_and_what_to_try(walk: Walk) -> None:
     lines = walk.outputs["mine"].stdout.splitlines()
     assert lines[-2:] == [
-        "only 3 tasks: 1 of 6 subjects have no bug word; 1 have a non-fix type "
-        "(feat:, chore:, ...).",
+        "only 3 tasks: 1 of 6 subjects has no bug word; 1 has a non-fix type (feat:, chore:, ...).",
         "  try: (all 6 commits of HEAD were scanned); your house fix types in mine.fixTypes "
         "(`BUG:` -> fixTypes: [BUG]); `gitgauge mine --explain SHA` for a commit you expected.",
     ]

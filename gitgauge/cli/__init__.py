@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 COMMANDS: dict[str, tuple[str, str]] = {
     # command: (module in gitgauge.cli, the function or sub-app in it)
-    "init": ("mine", "init"),
+    "init": ("init", "init"),
     "doctor": ("doctor", "doctor"),
     "examples": ("doctor", "examples"),
     "mine": ("mine", "mine"),

@@ -1,4 +1,6 @@
-"""`gitgauge init`: lay down gitgauge.yaml and .gitgauge/.gitignore, never overwriting a file."""
+"""The files `gitgauge init` lays down from `.gitgauge-template/` (the commented gitgauge.yaml of a
+project it cannot read, and .gitgauge/.gitignore), and `gitgauge examples`, never overwriting a
+file."""
 
 from __future__ import annotations
 
@@ -30,10 +32,14 @@ def template_text(name: str) -> str:
     return resources.files("gitgauge.template").joinpath(name).read_text(encoding="utf-8")
 
 
-def init(repo_root: Path) -> InitOutcome:
+def init(repo_root: Path, *, only: tuple[str, ...] | None = None) -> InitOutcome:
+    """The template files (`only` those of `TEMPLATE_FILES` named) at `repo_root`, each only
+    where there is none yet."""
     created: list[Path] = []
     kept: list[Path] = []
     for template, relative in TEMPLATE_FILES.items():
+        if only is not None and template not in only:
+            continue
         target = repo_root / relative
         if target.exists() or target.is_symlink():
             kept.append(target)
