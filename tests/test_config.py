@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from gitgauge.core.config import load_repo_config, parse_config_text
 from gitgauge.core.errors import ConfigError
-from gitgauge.core.schema import RepoConfig, RunSettings
+from gitgauge.core.schema import AgentConfig, RepoConfig, RunSettings
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
@@ -86,6 +86,40 @@ def test_unknown_key_suggests_the_closest_known_key(git_repo: GitRepo) -> None:
 def test_unknown_nested_key_names_its_path(git_repo: GitRepo) -> None:
     code, lines = mine_with_config(git_repo, 'testCommand: "true"\ntimeouts:\n  tset: 5\n')
     assert_one_line_error(code, lines, "timeouts.tset", "did you mean 'test'")
+
+
+def test_every_unknown_key_is_reported_at_once(git_repo: GitRepo) -> None:
+    """Two typos are two errors: both are named in the one line, in the file's order, each
+    with its path and the closest known key; the missing key a typo explains is not."""
+    code, lines = mine_with_config(
+        git_repo, 'testComand: "true"\nmine:\n  rerun: 2\n  last: 5\ntimeouts:\n  tset: 5\n'
+    )
+    line = assert_one_line_error(code, lines)
+    assert line.endswith(
+        "gitgauge.yaml: unknown keys 'testComand' (did you mean 'testCommand'?), 'mine.rerun' "
+        "(did you mean 'reruns'?), 'timeouts.tset' (did you mean 'test'?)"
+    ), line
+    assert "missing" not in line
+
+
+def test_unknown_keys_come_with_the_other_problem_of_the_file() -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config_text(
+            "testCommand: x\nfoo: 1\nmine:\n  last: ten\n", RepoConfig, source="gitgauge.yaml"
+        )
+    message = str(caught.value)
+    assert message.startswith("gitgauge.yaml: unknown key 'foo' (known keys: testCommand, ")
+    assert message.endswith("; mine.last: expected a whole number, got 'ten'"), message
+
+
+def test_every_unknown_key_of_an_agent_config_at_once() -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config_text(
+            "name: x\nadapter: gold\nmodle: a\nargz: []\n", AgentConfig, source="my.yaml"
+        )
+    assert str(caught.value) == (
+        "my.yaml: unknown keys 'modle' (did you mean 'model'?), 'argz' (did you mean 'args'?)"
+    )
 
 
 def test_invalid_yaml_names_the_line(git_repo: GitRepo) -> None:

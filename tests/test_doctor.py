@@ -1,6 +1,9 @@
 """`gitgauge doctor` on repositories built to fail each of its checks, asserting the line it
-prints for each: a wrong command, a src layout without its path, no tests collected, linked
+prints for each: a wrong command, a src layout without its path, no tests collected, a conftest
+that crashes pytest, a command that fails after its tests all passed (and what mine would spend
+per candidate), an activated `.venv` inside the repository that the sandbox hides, linked
 editable installs, tests that import the worktree, no bubblewrap, claude absent or not logged in.
+`tests/test_doctor_probe.py` has `doctor -c CONFIG --probe`.
 
 One small src-layout project (a real pytest suite) per module; each test changes only its
 gitgauge.yaml (or adds a directory) in a copy of it, then runs the real CLI.
@@ -8,15 +11,18 @@ gitgauge.yaml (or adds a directory) in a copy of it, then runs the real CLI.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
 import yaml
 from helpers.cli import run_gitgauge
-from helpers.components import require
+from helpers.components import require, require_bwrap
 from helpers.environment import isolate
 from helpers.repos import GitRepo, new_repo
 
@@ -76,7 +82,12 @@ def test_a_working_src_layout_passes_every_check(repo: GitRepo) -> None:
     assert line(lines, "ok    git version ")
     assert line(lines, "ok    gitgauge.yaml loads: testCommand ")
     assert "2 tests ran, 2 passed" in line(lines, "ok    testCommand at HEAD (")
-    assert line(lines, "ok    per-test reports arrive (JUnit XML)")
+    assert line(lines, "ok    per-test reports arrive (JUnit XML, naming 2 tests)")
+    ran = lines.index(line(lines, "ok    testCommand at HEAD ("))
+    assert (
+        "mine runs the suite up to 4 times per candidate (2 at the fix and 2 at its "
+        in (lines[ran + 1])
+    )
     assert line(lines, "ok    the tests import the project from the checkout (src/calc.py")
     assert lines[-1] == "doctor: `gitgauge mine` should work here"
     if shutil.which("bwrap") or os.environ.get("CI") == "true":
@@ -241,3 +252,111 @@ def test_claude_absent_or_not_logged_in(repo: GitRepo, tmp_path: Path) -> None:
     assert line(lines, f"ok    claude-code: {fake}, logged in ({credentials})")
     code, lines = doctor(repo, GITGAUGE_CLAUDE_BIN=str(fake), ANTHROPIC_API_KEY="sk-test")
     assert line(lines, f"ok    claude-code: {fake}, key in ANTHROPIC_API_KEY")
+
+
+def test_a_conftest_that_crashes_pytest_is_said_as_a_crash(repo: GitRepo) -> None:
+    """pytest stops before any test (exit 4, no report): doctor names the crash and what it
+    printed, not the report option."""
+    repo.commit("Add a conftest", files={"tests/conftest.py": "import no_such_module_here\n"})
+    configure(repo)
+    code, lines = doctor(repo)
+    assert code == 1
+    failed = line(lines, "FAIL  testCommand crashed before running any test at HEAD (")
+    assert failed.endswith("(exit 4)")
+    assert "no_such_module_here" in lines[lines.index(failed) + 1]
+    assert not [text for text in lines if "no per-test reports" in text], lines
+
+
+def test_a_suite_that_fails_after_its_tests_pass_is_a_warning_with_its_cost(repo: GitRepo) -> None:
+    """Every test passes and the command exits 1 (a linter, npm's posttest): mining works,
+    test by test, but pays for it on every run; doctor says so with the runs per candidate."""
+    configure(repo, testCommand=f"PYTHONPATH=src {PYTHON} -m pytest -q; exit 1", mine={"reruns": 2})
+    code, lines = doctor(repo)
+    assert code == 0, "\n".join(lines)  # verdicts are per test: mine works, slower
+    warned = line(lines, "warn  testCommand at HEAD (")
+    assert "2 tests ran, 2 passed (" in warned and warned.endswith(", exit 1)")
+    at = lines.index(warned)
+    assert lines[at + 1].strip() == (
+        "something after the tests fails (npm's posttest? a linter?): make testCommand run "
+        "only the tests"
+    )
+    cost = lines[at + 2].strip()
+    assert cost.startswith("this run took "), lines
+    assert (
+        "mine runs the suite up to 6 times per candidate (3 at the fix and 3 at its parent, "
+        "mine.reruns: 2): about " in cost
+    ), cost
+    assert cost.endswith(" per candidate")
+    assert line(lines, "ok    per-test reports arrive (JUnit XML, naming 2 tests)")
+
+
+def test_npm_test_with_a_failing_posttest_names_the_script(tmp_path: Path) -> None:
+    """qs's `npm test`: the tests pass, then a posttest fails; doctor names package.json's
+    scripts and the command that runs the test script alone."""
+    require(shutil.which("npm") is not None and shutil.which("node") is not None, "node and npm")
+    scripts = {"test": "node --test test/", "posttest": 'node -e "process.exit(1)"'}
+    project = new_repo(tmp_path / "js")
+    project.commit(
+        "Initial",
+        files={
+            "package.json": json.dumps({"name": "t", "version": "1.0.0", "scripts": scripts}),
+            "test/add.test.js": (
+                "const test = require('node:test');\nconst assert = require('node:assert');\n"
+                "test('adds', () => assert.strictEqual(1 + 1, 2));\n"
+                "test('subtracts', () => assert.strictEqual(2 - 1, 1));\n"
+            ),
+        },
+    )
+    (project.root / "gitgauge.yaml").write_text("testCommand: npm test\n", encoding="utf-8")
+    code, lines = doctor(project)
+    assert code == 0, "\n".join(lines)
+    warned = line(lines, "warn  testCommand at HEAD (")
+    assert "2 tests ran, 2 passed (" in warned and warned.endswith(", exit 1)")
+    assert line(lines, "      `npm test` also runs package.json's posttest (").endswith(
+        "`testCommand: npm test --ignore-scripts` runs the test script ('node --test test/') alone"
+    )
+    assert line(lines, "ok    per-test reports arrive (TAP on stdout, naming 2 tests)")
+    assert "node: " in line(lines, "ok    interpreter ")
+
+
+def _venv_inside(repo: GitRepo) -> Path:
+    """An activated-looking `.venv` in the repository (ignored by git) whose python imports
+    this interpreter's packages (pytest) through a `.pth`, as an installed venv would."""
+    venv = repo.root / ".venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = next(venv.glob("lib/python*/site-packages"))
+    (site / "outer.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
+    (repo.root / ".gitignore").write_text(".venv/\n", encoding="utf-8")
+    return venv
+
+
+def test_an_activated_venv_inside_the_repository_is_named_with_its_link(repo: GitRepo) -> None:
+    """tomli's case: the sandbox hides the repository, so the activated `.venv`'s python is not
+    there and `python` silently becomes the next one on PATH. Doctor compares the interpreter
+    in the sandbox with the one outside and names the `worktree.link` that brings it back."""
+    require_bwrap()
+    venv = _venv_inside(repo)
+    path = (
+        f"{venv / 'bin'}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    )
+    activated = {"PATH": path, "VIRTUAL_ENV": str(venv)}
+    configure(repo, testCommand="PYTHONPATH=src python -m pytest -q")
+    code, lines = doctor(repo, **activated)
+    assert code == 1, "\n".join(lines)
+    failed = line(lines, "FAIL  interpreter: in the sandbox `python` is ")
+    assert f"outside it {venv / 'bin' / 'python'} (" in failed
+    assert failed.endswith("(and python3 likewise)")
+    assert (
+        f"PATH's {venv.resolve() / 'bin'} lies inside your repository"
+        in (lines[lines.index(failed) + 1])
+    )
+    assert "add `worktree.link: [.venv]` to gitgauge.yaml" in lines[lines.index(failed) + 1]
+
+    configure(repo, testCommand="PYTHONPATH=src python -m pytest -q", worktree={"link": [".venv"]})
+    code, lines = doctor(repo, **activated)
+    assert code == 0, "\n".join(lines)
+    same = line(lines, "ok    interpreter in the sandbox, as outside it: python: ")
+    assert same.startswith(
+        f"ok    interpreter in the sandbox, as outside it: python: {venv}/bin/python ("
+    )
+    assert "2 tests ran, 2 passed" in line(lines, "ok    testCommand at HEAD (")

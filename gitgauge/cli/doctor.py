@@ -9,31 +9,68 @@ import typer
 
 from gitgauge.cli.common import guarded, say
 from gitgauge.core import process
-from gitgauge.core.errors import ExitCode
+from gitgauge.core.errors import ExitCode, UsageError
 from gitgauge.doctor import Finding, diagnose
 from gitgauge.init import EXAMPLES_DIR, write_examples
 
+DoctorConfigsOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--config",
+        "-c",
+        help="An agent config YAML file to check as `run` checks it (its binary and "
+        "credentials; with --probe, one real call); repeat for several.",
+    ),
+]
+ProbeOption = Annotated[
+    bool,
+    typer.Option(
+        "--probe",
+        help="Make one short real call to each -c config's agent (a tiny prompt in a throwaway "
+        "directory, in run's sandbox) and say whether it worked, what it cost and how long it "
+        "took.",
+    ),
+]
 
-def doctor() -> None:
+
+def doctor(configs: DoctorConfigsOption = None, probe: ProbeOption = False) -> None:
     """Check that `gitgauge mine` would work here, and say why not: the config, linked
-    directories, the sandbox, testCommand at HEAD (how many tests ran and passed, per-test
-    reports, where the tests import the project from), the agent CLIs, git. Exit 0 only when
-    mining would work, 1 otherwise."""
+    directories, the sandbox, the interpreters the suite runs in it, testCommand at HEAD (how
+    many tests ran and passed, per-test reports, what mine will spend per candidate, where the
+    tests import the project from), the agent CLIs, git; with -c, each agent config as `run`
+    checks it (--probe: one short real call to its agent). Exit 0 only when mining (and every
+    probed config) would work, 1 otherwise."""
 
     def show(finding: Finding) -> None:
         for line in finding.lines():
             say(line)
 
     def action() -> bool:
+        if probe and not configs:
+            raise UsageError(
+                "--probe needs an agent config to call: gitgauge doctor --probe -c CONFIG"
+            )
         say("checking what `gitgauge mine` needs (testCommand runs once at HEAD)...")
-        diagnosis = diagnose(Path.cwd(), env=process.clean_env(), on_finding=show)
-        failed = sum(1 for finding in diagnosis.findings if finding.status == "FAIL")
+        diagnosis = diagnose(
+            Path.cwd(),
+            env=process.clean_env(),
+            on_finding=show,
+            agent_configs=configs or [],
+            probe=probe,
+        )
         say("")
         if diagnosis.mine_would_work:
             say("doctor: `gitgauge mine` should work here")
         else:
+            failed = diagnosis.failed("mine")
             say(f"doctor: {failed} problem(s) marked FAIL: `gitgauge mine` would not work yet")
-        return diagnosis.mine_would_work
+        if configs and not diagnosis.agents_work:
+            failed = diagnosis.failed("agent")
+            say(
+                f"doctor: {failed} agent config problem(s) marked FAIL: `gitgauge run` with "
+                "them would not work yet"
+            )
+        return diagnosis.mine_would_work and diagnosis.agents_work
 
     if not guarded(action):
         raise typer.Exit(int(ExitCode.ERROR))

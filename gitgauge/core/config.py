@@ -1,8 +1,11 @@
 """Load and validate `gitgauge.yaml` and agent configs.
 
 Every problem becomes a one-line `ConfigError` naming the file and the key, and saying what to do:
-YAML syntax (with its line), an empty file, a missing or mistyped key, an unknown key (with the
-closest known key as a suggestion).
+YAML syntax (with its line), an empty file, a missing or mistyped key, the unknown keys (all of
+them at once, each with its path and the closest known key as a suggestion).
+
+`gitgauge.yaml`'s `tests.patterns` gain the folders the project's pytest configuration names in
+its `testpaths` (`core.testpaths`): mining, protection and the additions rule read them there.
 """
 
 from __future__ import annotations
@@ -14,9 +17,11 @@ from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from gitgauge.core.errors import ConfigError
 from gitgauge.core.schema import AgentConfig, RepoConfig
+from gitgauge.core.testpaths import testpaths_patterns
 
 CONFIG_FILE = "gitgauge.yaml"
 BUILT_IN_CONFIGS = ("gold", "noop")
@@ -30,7 +35,12 @@ def load_repo_config(repo_root: Path) -> RepoConfig:
     path = repo_root / CONFIG_FILE
     if not path.exists():
         raise ConfigError(f"{path} not found: run `gitgauge init`, then set testCommand in it")
-    return parse_config_file(path, RepoConfig)
+    config = parse_config_file(path, RepoConfig)
+    added = [p for p in testpaths_patterns(repo_root) if p not in config.tests.patterns]
+    if not added:
+        return config
+    tests = config.tests.model_copy(update={"patterns": [*config.tests.patterns, *added]})
+    return config.model_copy(update={"tests": tests})
 
 
 def load_agent_config(path: Path) -> AgentConfig:
@@ -116,24 +126,72 @@ def parse_config_text(text: str, model: type[Model], *, source: str) -> Model:
     try:
         return model.model_validate(raw)
     except ValidationError as error:
-        raise ConfigError(f"{source}: {_describe(error, model)}") from None
+        raise ConfigError(f"{source}: {_describe(error, model, raw)}") from None
     except (TypeError, ValueError, RecursionError) as error:  # unhashable keys and the like
         raise ConfigError(f"{source}: invalid configuration ({error})") from None
 
 
-def _describe(error: ValidationError, model: type[BaseModel]) -> str:
-    # An unknown key is usually a typo of a missing one: name the typo, it is the real cause.
-    errors = sorted(error.errors(), key=lambda item: item["type"] != "extra_forbidden")
-    first = errors[0]
+def _describe(error: ValidationError, model: type[BaseModel], raw: Any) -> str:
+    """Every unknown key in the order the file has them (each with its path and the closest
+    known key), then the first other problem, on one line. An unknown key is usually a typo of
+    a missing one: a missing key that an unknown one's suggestion names is left out (the typo
+    is the real cause)."""
+    errors = error.errors()
+    unknown = sorted(
+        (item for item in errors if item["type"] == "extra_forbidden"),
+        key=lambda item: _position(raw, item["loc"]),
+    )
+    suggested: set[tuple[str, ...]] = set()
+    said: list[str] = []
+    for item in unknown:
+        loc = [str(part) for part in item["loc"]]
+        text, close = _unknown_key(loc, model)
+        said.append(text)
+        if close is not None:
+            suggested.add((*loc[:-1], close))
+    rest = [
+        item
+        for item in errors
+        if item["type"] != "extra_forbidden"
+        and not (item["type"] == "missing" and tuple(map(str, item["loc"])) in suggested)
+    ]
+    parts: list[str] = []
+    if said:
+        noun = "unknown key" if len(said) == 1 else "unknown keys"
+        parts.append(f"{noun} {', '.join(said)}")
+    if rest or not parts:
+        parts.append(_describe_one(rest[0] if rest else errors[0]))
+    return "; ".join(parts)
+
+
+def _position(raw: Any, loc: tuple[int | str, ...]) -> list[int]:
+    """Where the key at `loc` stands in the file: its index among its mapping's keys, level by
+    level (YAML mappings keep the file's order)."""
+    found: list[int] = []
+    for part in loc:
+        keys = list(raw) if isinstance(raw, dict) else []
+        if part not in keys:
+            break
+        found.append(keys.index(part))
+        raw = raw[part]
+    return found
+
+
+def _unknown_key(loc: list[str], model: type[BaseModel]) -> tuple[str, str | None]:
+    """`'timeouts.tset' (did you mean 'test'?)`, and the suggested key (None without one)."""
+    key = ".".join(loc) or "(top level)"
+    known = _known_keys(model, loc[:-1])
+    close = difflib.get_close_matches(loc[-1], known, n=1, cutoff=0.5) if loc else []
+    hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(known)}"
+    return f"{key!r} ({hint})", close[0] if close else None
+
+
+def _describe_one(first: ErrorDetails) -> str:
+    """One validation error that is not an unknown key, as `key: what is wrong`."""
     loc = [str(part) for part in first["loc"]]
     key = ".".join(loc) or "(top level)"
     kind = first["type"]
     value = first.get("input")
-    if kind == "extra_forbidden":
-        known = _known_keys(model, loc[:-1])
-        close = difflib.get_close_matches(loc[-1], known, n=1, cutoff=0.5)
-        hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(known)}"
-        return f"unknown key {key!r} ({hint})"
     if kind == "missing":
         return f"missing required key {key!r}"
     if kind in {"int_type", "int_parsing", "int_from_float"}:
