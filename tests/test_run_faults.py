@@ -18,6 +18,7 @@ from helpers.configs import agent_config, configs_args
 from helpers.demo import write_gitgauge_yaml
 from helpers.repos import GitRepo
 
+from gitgauge.core.errors import ExitCode
 from gitgauge.core.paths import is_test_file
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
@@ -109,7 +110,9 @@ def test_resume_retries_errored_pairs_only_when_asked(demo: GitRepo, tmp_path: P
         command=f'[ -e "{flag}" ] || {{ echo down >&2; exit 3; }}',
     )
     first = run_gitgauge("run", "-c", flaky, cwd=demo.root)
-    assert first.returncode == 0, first.stderr
+    # Its 3 pairs all failed alike: the config is stopped (exit 3), none was left to start.
+    assert first.returncode == ExitCode.CONFIG_STOPPED, first.stderr
+    assert "; 0 of its pairs were not started. Fix it, then" in first.stderr
     assert {r["status"] for r in _results(demo).values()} == {"error"}
 
     flag.touch()

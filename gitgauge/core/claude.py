@@ -4,9 +4,10 @@
 says how to fix it when there is none; `parse_result` reads the result object (the whole output
 of `--output-format json`, the last event of `stream-json`) into a `ClaudeResult`;
 `failure_cause` names an error no retry fixes (not logged in, a bad model, refused credentials,
-no quota) with its fix; `login_problem` says, without any request to the API, why the CLI has
-no credentials to use. Used by the claude-code adapter (running) and by the claude CLI rewrite
-backend (mining); how each builds its argv stays with it.
+no quota, an unreachable API) with its fix, and `classify_failure` does so from a failed run's
+output alone (for `doctor --probe`); `login_problem` says, without any request to the API, why
+the CLI has no credentials to use. Used by the claude-code adapter (running) and by the claude
+CLI rewrite backend (mining); how each builds its argv stays with it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 from gitgauge.core import process
 from gitgauge.core.records import MAX_COST_USD, MAX_COUNT, ErrorCause
+from gitgauge.core.transcript import json_object
 
 BINARY_ENV = "GITGAUGE_CLAUDE_BIN"
 INSTALL_HINT = "npm install -g @anthropic-ai/claude-code"
@@ -182,6 +184,15 @@ def _clip(text: str, limit: int) -> str:
 # -- errors no retry fixes, and credentials --
 
 LOGIN_FIX = "run `claude /login`, or set ANTHROPIC_API_KEY"
+UNREACHABLE = (
+    r"can'?t reach the api|cannot reach the api|unable to connect to (?:the )?api"
+    r"|connection error|connection refused|\bENOTFOUND\b|\bECONNREFUSED\b|\bEAI_AGAIN\b"
+    r"|\bEHOSTUNREACH\b|\bENETUNREACH\b|getaddrinfo|ConnectionRefused|FailedToOpenSocket"
+)
+"""What claude says when no request reached the API (no DNS, nothing listening, no route), once
+its own retries are spent: `API Error: Unable to connect to API (ConnectionRefused)` (2.1.197),
+`Can't reach the API server (ENOTFOUND)`. A reset or a timed-out request is not in it: those
+happen on a reachable server too."""
 _CAUSES: tuple[tuple[ErrorCause, re.Pattern[str]], ...] = (
     ("not-logged-in", re.compile(r"not logged in|please run /login|no api key", re.I)),
     (
@@ -208,6 +219,7 @@ _CAUSES: tuple[tuple[ErrorCause, re.Pattern[str]], ...] = (
             re.I,
         ),
     ),
+    ("unreachable", re.compile(UNREACHABLE, re.I)),
 )
 _STATUS_CAUSES: dict[int, ErrorCause] = {401: "auth", 403: "auth", 404: "bad-model", 402: "quota"}
 
@@ -237,11 +249,71 @@ def failure_cause(
     return cause, describe_cause(cause, model=model, said=said)
 
 
+def classify_failure(
+    stdout: str, stderr: str = "", *, model: str | None = None
+) -> tuple[ErrorCause, str] | None:
+    """`failure_cause` of a claude run that printed `stdout` (`--output-format json` or
+    `stream-json`) and `stderr`: its cause and the sentence with the fix, or None when its
+    result says it succeeded or no cause is recognised (the caller saw it fail). A run stopped
+    before it printed a result is read too: still retrying an API it cannot reach
+    (`retrying_unanswered`)."""
+    try:
+        parsed: ClaudeResult | None = parse_result(stdout)
+    except ValueError:
+        parsed = None
+    if parsed is not None and not parsed.is_error:
+        return None
+    found = failure_cause(parsed, stdout=stdout, stderr=stderr, model=model)
+    if found is None and parsed is None:
+        retrying = retrying_unanswered(stdout)
+        if retrying is not None:
+            found = "unreachable", describe_cause("unreachable", said=retrying)
+    return found
+
+
+def retrying_unanswered(stdout: str) -> str | None:
+    """What a claude run stopped before its result (a timeout) says when every request it made
+    got no answer at all: its stream-json holds `api_retry` events, none with an HTTP status
+    (`error_status`), and no assistant message. None otherwise (the API answered, or said why
+    not with a status)."""
+    retries = 0
+    for line in stdout.splitlines():
+        event = json_object(line)
+        if event is None:
+            continue
+        if event.get("type") == "assistant":
+            return None
+        if event.get("type") == "system" and event.get("subtype") == "api_retry":
+            if event.get("error_status") is not None:
+                return None
+            retries += 1
+    if retries < RETRIES_UNANSWERED:
+        return None
+    return f"claude retried {retries} requests that got no answer (api_retry, no HTTP status)"
+
+
+RETRIES_UNANSWERED = 2
+"""Retries with no answer that say the API cannot be reached (claude's delays double from half
+a second: the second comes about 2 s in, well before any request could time out)."""
+
+
 def describe_cause(cause: ErrorCause, *, model: str | None = None, said: str = "") -> str:
     """The reason first, then the fix."""
     if cause == "not-logged-in":
         return f"Not logged in: {LOGIN_FIX}"
     quoted = f" ({_clip(' '.join(said.split()), 160)})" if said else ""
+    if cause == "unreachable":
+        return (
+            f"the API cannot be reached{quoted}: check the network, the proxy variables "
+            "(HTTPS_PROXY) and ANTHROPIC_BASE_URL, and `run.sandbox_network` when the sandbox "
+            "runs the agent"
+        )
+    if cause == "command-not-found":
+        return (
+            f"not found or not executable where it runs{quoted}: check GITGAUGE_CLAUDE_BIN, "
+            f"PATH and the node its launcher runs (inside the sandbox too), or reinstall it "
+            f"({INSTALL_HINT})"
+        )
     if cause == "auth":
         return f"credentials refused{quoted}: check ANTHROPIC_API_KEY, or run `claude /login` again"
     if cause == "bad-model":

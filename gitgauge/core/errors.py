@@ -16,8 +16,9 @@ class ExitCode(IntEnum):
     ERROR = 1  # an expected error: bad config, not a git repository, unknown task...
     USAGE = 2  # bad command-line usage (typer/click uses 2 as well)
     # `run` stopped a config whose agent cannot work (not logged in, a bad model, refused
-    # credentials, no quota) and finished the others: not a bad config (1), not a clean run (0);
-    # a CI job can tell "fix the agent's login, then --resume" from both.
+    # credentials, no quota, an unreachable API, its command not found, or the same adapter
+    # error in its first pairs) and finished the others: not a bad config (1), not a clean run
+    # (0); a CI job can tell "fix the agent's setup, then --resume" from both.
     CONFIG_STOPPED = 3
     INTERRUPTED = 130  # SIGINT/SIGTERM: 128 + SIGINT, as shells report it
 

@@ -26,10 +26,14 @@ ErrorKind = Literal[
     "executor-lost",
     "patch-too-large",
 ]
-ErrorCause = Literal["not-logged-in", "bad-model", "auth", "quota"]
+ErrorCause = Literal[
+    "not-logged-in", "bad-model", "auth", "quota", "unreachable", "command-not-found"
+]
 """An adapter error that no retry of the same setup can fix: the agent is not logged in, its
-model does not exist, its credentials are refused, or its account is out of quota. `run` stops a
-config whose first pairs all fail with one of these (see `running/gate.py`)."""
+model does not exist, its credentials are refused, its account is out of quota, its API cannot
+be reached (no DNS, refused connections: after the CLI's own retries), or its command or binary
+is not found or not executable. `run` stops a config whose first pairs all fail with one of these
+(an unreachable API after its first pair; see `running/gate.py`)."""
 JudgeVerdict = Literal["win", "tie", "loss"]
 
 
@@ -86,7 +90,7 @@ class CommonResultFields(FieldGroup):
     the relevant output."""
     errorCause: ErrorCause | None = None
     """For adapter errors no retry of the same setup fixes; `run` stops a config whose first 3
-    pairs all have the same one."""
+    pairs all have the same one (`unreachable`: its first pair)."""
     costUsd: float | None = None
     """`total_cost_usd` the adapter reported (claude-code), or the tokens priced by the config's
     `pricing:` (codex); None when there is neither. Kept for errors too."""

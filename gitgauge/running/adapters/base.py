@@ -10,6 +10,7 @@ stream-json, codex's --json) saves them as the pair's transcript (`save_transcri
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -131,7 +132,8 @@ class AdapterOutcome:
     error_message: str | None = None
     """The reason first (`claude: Not logged in: run ...`), then what the CLI said."""
     error_cause: ErrorCause | None = None
-    """For an error no retry of the same setup fixes: not-logged-in, bad-model, auth, quota."""
+    """For an error no retry of the same setup fixes: not-logged-in, bad-model, auth, quota,
+    unreachable, command-not-found (`run` stops a config on it: `running/gate.py`)."""
     seconds: float = 0.0
     """Wall time of the agent run."""
     cost_usd: float | None = None
@@ -248,9 +250,29 @@ def run_cli(
         return AdapterOutcome(
             error_kind="adapter-exit",
             error_message=f"{name} could not start: {completed.start_error}",
+            error_cause="command-not-found" if not_found(completed) else None,
             seconds=completed.seconds,
         )
     return completed
+
+
+_START_FAILURES = ("No such file or directory", "Permission denied", "Not a directory")
+_SANDBOX_EXEC_FAILED = re.compile(
+    r"^bwrap: execvp? .*: (?:No such file or directory|Permission denied)\s*$", re.M
+)
+
+
+def not_found(completed: process.CommandResult) -> bool:
+    """Whether the agent's program, or the interpreter its launcher names (`#!/usr/bin/env
+    node`), was not found or is not executable where it ran: it could not start, the shell or
+    `env` exited 127 or 126, or the sandbox could not exec it. Never for a timeout."""
+    if completed.timed_out:
+        return False
+    if completed.start_error is not None:
+        return any(words in completed.start_error for words in _START_FAILURES)
+    if completed.exit_code in (126, 127):
+        return True
+    return completed.exit_code == 1 and bool(_SANDBOX_EXEC_FAILED.search(completed.stderr_tail))
 
 
 def save_transcript(context: AdapterContext) -> None:

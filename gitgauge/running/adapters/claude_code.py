@@ -10,17 +10,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from gitgauge.core.claude import (
     INSTALL_HINT,
     ClaudeResult,
+    describe_cause,
     failure_cause,
     find_claude_binary,
     login_problem,
     parse_result,
+    retrying_unanswered,
 )
 from gitgauge.core.errors import AdapterError
+from gitgauge.core.process import CommandResult
 from gitgauge.core.records import ErrorCause, ErrorKind
 from gitgauge.core.sandbox import CLAUDE_HOME_WRITABLE, Exposure
 from gitgauge.running.adapters.base import (
@@ -29,6 +33,8 @@ from gitgauge.running.adapters.base import (
     AdapterOutcome,
     check_runs,
     failure_message,
+    non_event_tail,
+    not_found,
     register,
     run_cli,
     save_transcript,
@@ -87,7 +93,11 @@ class ClaudeCodeAdapter(Adapter):
             binary = find_claude_binary(context.env)
         except AdapterError as error:
             # `check()` passed before the run started; the binary went away since.
-            return AdapterOutcome(error_kind="adapter-exit", error_message=str(error))
+            return AdapterOutcome(
+                error_kind="adapter-exit",
+                error_message=str(error),
+                error_cause="command-not-found",
+            )
         argv = claude_argv(binary, model=self.config.model, args=self.config.args)
         env = dict(context.env)
         if context.config_dir is not None:
@@ -102,47 +112,7 @@ class ClaudeCodeAdapter(Adapter):
             parsed = parse_result(completed.stdout_tail)
         except ValueError as error:
             parse_problem = str(error)
-
-        kind: ErrorKind | None = None
-        reason = ""
-        cause: ErrorCause | None = None
-        explained = False
-        if completed.timed_out:
-            kind = "adapter-timeout"
-            reason = timed_out_reason(context)
-        elif completed.exit_code != 0 or (parsed is not None and parsed.is_error):
-            kind = "adapter-exit" if completed.exit_code != 0 else "adapter-output"
-            found = failure_cause(
-                parsed,
-                stdout=completed.stdout_tail,
-                stderr=completed.stderr_tail,
-                model=self.config.model,
-            )
-            said = _said(parsed)
-            if found is not None:
-                cause, sentence = found
-            else:
-                sentence = said
-            # The reason first, in claude's words when it gave any; the codes after it.
-            explained = bool(sentence)
-            details = [f"claude exited {completed.exit_code}"] if completed.exit_code != 0 else []
-            if parsed is not None and parsed.is_error:
-                details.append(f"is_error: true, {parsed.describe_error(with_result=False)}")
-            if explained:
-                reason = f"claude: {sentence} ({'; '.join(details)})"
-            else:
-                reason = "; ".join(details) or "claude failed"
-        elif parsed is None:
-            kind = "adapter-output"
-            reason = f"unreadable --output-format stream-json result: {parse_problem}"
-
-        # The output's end only when claude's own words did not say what happened (all of it is
-        # in the logs): a stream of JSON events helps no one on a status line.
-        message = (
-            reason
-            if explained
-            else failure_message(completed, reason if kind is not None else None, events=True)
-        )
+        failure = self._failure(context, completed, parsed, parse_problem)
         # Copied even for errors: a failed run that reported its cost still spent that money.
         # A CLI that stopped before any request (not logged in) prints a cost of 0 it never
         # measured: that is no cost at all, `-` in the report.
@@ -150,9 +120,9 @@ class ClaudeCodeAdapter(Adapter):
             parsed if parsed is not None and not (parsed.is_error and parsed.used_nothing) else None
         )
         return AdapterOutcome(
-            error_kind=kind,
-            error_message=message,
-            error_cause=cause,
+            error_kind=failure.kind,
+            error_message=failure.message,
+            error_cause=failure.cause,
             seconds=completed.seconds,
             cost_usd=measured.total_cost_usd if measured else None,
             input_tokens=measured.input_tokens if measured else None,
@@ -162,6 +132,63 @@ class ClaudeCodeAdapter(Adapter):
             num_turns=measured.num_turns if measured else None,
             final_message=parsed.result if parsed else None,
         )
+
+    def _failure(
+        self,
+        context: AdapterContext,
+        completed: CommandResult,
+        parsed: ClaudeResult | None,
+        parse_problem: str,
+    ) -> _Failure:
+        """What went wrong in a finished claude run (nothing: `_Failure()`), the reason first."""
+        if completed.timed_out:
+            reason = timed_out_reason(context)
+            retrying = retrying_unanswered(completed.stdout_tail) if parsed is None else None
+            if retrying is not None:
+                # Every request unanswered until the timeout: the API cannot be reached.
+                sentence = describe_cause("unreachable", said=retrying)
+                return _Failure("adapter-timeout", f"claude: {sentence} ({reason})", "unreachable")
+            return _Failure("adapter-timeout", failure_message(completed, reason, events=True))
+        if completed.exit_code == 0 and not (parsed is not None and parsed.is_error):
+            if parsed is not None:
+                return _Failure()
+            reason = f"unreadable --output-format stream-json result: {parse_problem}"
+            return _Failure("adapter-output", failure_message(completed, reason, events=True))
+        kind: ErrorKind = "adapter-exit" if completed.exit_code != 0 else "adapter-output"
+        if parsed is None and not_found(completed):
+            # The launcher's interpreter (node) missing where it runs: exit 127, no result.
+            said = non_event_tail(completed, 200).strip()
+            found: tuple[ErrorCause, str] | None = (
+                "command-not-found",
+                describe_cause("command-not-found", said=said),
+            )
+        else:
+            found = failure_cause(
+                parsed,
+                stdout=completed.stdout_tail,
+                stderr=completed.stderr_tail,
+                model=self.config.model,
+            )
+        cause, sentence = found if found is not None else (None, _said(parsed))
+        # The reason first, in claude's words when it gave any; the codes after it. The
+        # output's end only when claude's own words did not say what happened (all of it is in
+        # the logs): a stream of JSON events helps no one on a status line.
+        details = [f"claude exited {completed.exit_code}"] if completed.exit_code != 0 else []
+        if parsed is not None and parsed.is_error:
+            details.append(f"is_error: true, {parsed.describe_error(with_result=False)}")
+        if sentence:
+            return _Failure(kind, f"claude: {sentence} ({'; '.join(details)})", cause)
+        reason = "; ".join(details) or "claude failed"
+        return _Failure(kind, failure_message(completed, reason, events=True), cause)
+
+
+@dataclass(frozen=True)
+class _Failure:
+    """A claude run's error, for its `AdapterOutcome` (all None: it did not fail)."""
+
+    kind: ErrorKind | None = None
+    message: str | None = None
+    cause: ErrorCause | None = None
 
 
 def _said(parsed: ClaudeResult | None) -> str:

@@ -43,6 +43,7 @@ from gitgauge.running.adapters.base import (
     AdapterContext,
     AdapterOutcome,
     failure_message,
+    not_found,
     register,
     run_cli,
     save_transcript,
@@ -212,7 +213,11 @@ class CodexAdapter(Adapter):
             binary = find_codex_binary(context.env)
         except AdapterError as error:
             # `check()` passed before the run started; the binary went away since.
-            return AdapterOutcome(error_kind="adapter-exit", error_message=str(error))
+            return AdapterOutcome(
+                error_kind="adapter-exit",
+                error_message=str(error),
+                error_cause="command-not-found",
+            )
         mode = sandbox_mode_for(sandboxed=bool(context.sandbox), euid=os.geteuid())
         argv = codex_argv(binary, model=self.config.model, args=self.config.args, sandbox_mode=mode)
         completed = run_cli(context, argv, name="codex", env=context.env, stdout_limit=STDOUT_LIMIT)
@@ -225,38 +230,7 @@ class CodexAdapter(Adapter):
             parsed = parse_events(completed.stdout_tail)
         except ValueError as error:
             parse_problem = str(error)
-
-        kind: ErrorKind | None = None
-        reason = ""
-        cause: ErrorCause | None = None
-        if completed.timed_out:
-            kind = "adapter-timeout"
-            reason = timed_out_reason(context)
-        elif completed.exit_code != 0:
-            kind = "adapter-exit"
-            reason = f"codex exited {completed.exit_code}"
-            if parsed is not None and parsed.failure:
-                reason += f" (turn.failed: {parsed.failure[:200]})"
-            found = failure_cause(
-                parsed.failure if parsed else None, completed.stderr_tail, self.config.model
-            )
-            if found is not None:
-                cause, sentence = found
-                reason = f"codex: {sentence} ({reason})"
-        elif parsed is None:
-            kind = "adapter-output"
-            reason = f"unreadable --json events: {parse_problem}"
-        elif parsed.failure is not None:
-            kind = "adapter-output"
-            reason = f"codex reported turn.failed: {parsed.failure[:200]}"
-            found = failure_cause(parsed.failure, completed.stderr_tail, self.config.model)
-            if found is not None:
-                cause, sentence = found
-                reason = f"codex: {sentence} ({reason})"
-        elif parsed.completed_turns == 0:
-            kind = "adapter-output"
-            reason = 'no "turn.completed" event on stdout'
-
+        kind, reason, cause = self._failure(context, completed, parsed, parse_problem)
         message = failure_message(completed, reason if kind is not None else None)
         # Copied even for errors: a failed run that reported tokens still spent them.
         return AdapterOutcome(
@@ -274,6 +248,54 @@ class CodexAdapter(Adapter):
             final_message=parsed.last_message if parsed else None,
         )
 
+    def _failure(
+        self,
+        context: AdapterContext,
+        completed: process.CommandResult,
+        parsed: CodexRun | None,
+        parse_problem: str,
+    ) -> tuple[ErrorKind | None, str, ErrorCause | None]:
+        """What went wrong in a finished codex run: its kind (None: nothing), the reason, and
+        the cause no retry fixes when one is recognised."""
+        kind: ErrorKind | None = None
+        reason = ""
+        found: tuple[ErrorCause, str] | None = None
+        if completed.timed_out:
+            kind = "adapter-timeout"
+            reason = timed_out_reason(context)
+            if parsed is not None and not (parsed.steps or parsed.completed_turns):
+                # Codex waits for an API it cannot reach with no end: the timeout says so.
+                found = _unreachable(parsed.last_error)
+        elif completed.exit_code != 0:
+            kind = "adapter-exit"
+            reason = f"codex exited {completed.exit_code}"
+            if parsed is not None and parsed.failure:
+                reason += f" (turn.failed: {parsed.failure[:200]})"
+            if not_found(completed):
+                said = " ".join(completed.output_tail(200).split())
+                found = (
+                    "command-not-found",
+                    f"not found or not executable ({said}): {NOT_FOUND_FIX}",
+                )
+            else:
+                found = failure_cause(
+                    parsed.failure if parsed else None, completed.stderr_tail, self.config.model
+                )
+        elif parsed is None:
+            kind = "adapter-output"
+            reason = f"unreadable --json events: {parse_problem}"
+        elif parsed.failure is not None:
+            kind = "adapter-output"
+            reason = f"codex reported turn.failed: {parsed.failure[:200]}"
+            found = failure_cause(parsed.failure, completed.stderr_tail, self.config.model)
+        elif parsed.completed_turns == 0:
+            kind = "adapter-output"
+            reason = 'no "turn.completed" event on stdout'
+        if found is None:
+            return kind, reason, None
+        cause, sentence = found
+        return kind, f"codex: {sentence} ({reason})", cause
+
     def _cost(self, parsed: CodexRun | None) -> float | None:
         pricing = self.config.pricing
         if pricing is None or parsed is None or parsed.input_tokens is None:
@@ -288,6 +310,17 @@ class CodexAdapter(Adapter):
 # -- errors no retry fixes, and credentials --
 
 LOGIN_FIX = "run `codex login`, or set OPENAI_API_KEY"
+UNREACHABLE = (
+    r"waiting for network|connection failed|error sending request|connection refused"
+    r"|failed to lookup address|dns error|network is unreachable|\bENOTFOUND\b|\bECONNREFUSED\b"
+)
+"""What codex says when no request reached the API: `Reconnecting... waiting for network
+(Connection failed: error sending request)` (0.171.0, as transient `error` events while it
+waits with no end, or a `turn.failed` once it gives up); not a stream cut off mid-answer."""
+UNREACHABLE_FIX = (
+    "check the network, the proxy variables (HTTPS_PROXY), the provider's base_url in codex's "
+    "config.toml, and `run.sandbox_network` when the sandbox runs the agent"
+)
 _CAUSES: tuple[tuple[ErrorCause, re.Pattern[str]], ...] = (
     (
         "not-logged-in",
@@ -299,6 +332,11 @@ _CAUSES: tuple[tuple[ErrorCause, re.Pattern[str]], ...] = (
         re.compile(r"\b401\b|\b403\b|unauthorized|invalid_api_key|incorrect api key", re.I),
     ),
     ("quota", re.compile(r"insufficient_quota|usage limit|quota|\b429\b|rate limit", re.I)),
+    ("unreachable", re.compile(UNREACHABLE, re.I)),
+)
+NOT_FOUND_FIX = (
+    f"check GITGAUGE_CODEX_BIN, PATH and the node its launcher runs (inside the sandbox too), or "
+    f"reinstall it ({INSTALL_HINT})"
 )
 
 
@@ -317,8 +355,35 @@ def failure_cause(
             if cause == "bad-model":
                 name = f" {model!r}" if model else ""
                 return cause, f"model{name} not available ({said}): check `model:` in the config"
+            if cause == "unreachable":
+                return cause, f"the API cannot be reached ({said}): {UNREACHABLE_FIX}"
             return cause, f"out of quota ({said}): wait, or raise the account's limit"
     return None
+
+
+def classify_failure(
+    stdout: str, stderr: str = "", *, model: str | None = None
+) -> tuple[ErrorCause, str] | None:
+    """`failure_cause` of a codex run that printed `stdout` (`exec --json` events) and
+    `stderr`, also one killed while it waited for the API (its last `error` event): the cause
+    and the sentence with the fix, or None when none is recognised (the caller saw it fail)."""
+    try:
+        parsed: CodexRun | None = parse_events(stdout)
+    except ValueError:
+        parsed = None
+    failure = parsed.failure if parsed is not None else None
+    found = failure_cause(failure, stderr, model)
+    if found is None and parsed is not None and not (parsed.steps or parsed.completed_turns):
+        found = _unreachable(parsed.last_error)
+    return found
+
+
+def _unreachable(notice: str | None) -> tuple[ErrorCause, str] | None:
+    """The unreachable API a transient notice of codex says it waits for, if it says so."""
+    if notice is None or not re.search(UNREACHABLE, notice, re.I):
+        return None
+    said = " ".join(notice.split())[:160]
+    return "unreachable", f"the API cannot be reached ({said}): {UNREACHABLE_FIX}"
 
 
 def login_problem(env: Mapping[str, str]) -> str | None:

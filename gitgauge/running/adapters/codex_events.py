@@ -10,10 +10,13 @@ The events gitgauge reads (codex-cli 0.171.0, the version the tests run):
 - `{"type": "turn.failed", "error": {"message": ...}}`: the turn ended in an error.
 - `{"type": "item.completed", "item": {"type": ...}}`: one finished step. Commands, file
   changes, tool calls and messages count as turns (codex reports no turn count of its own).
+- `{"type": "error", "message": ...}`: a transient notice ("Reconnecting... waiting for network
+  (Connection failed: error sending request)", printed while codex waits, with no end, for an
+  API it cannot reach); the last one is kept.
 
-Every other event (`thread.started`, `turn.started`, `item.started`, transient `error` events
-such as "Reconnecting...", and types added by later versions) is skipped; a line that is not
-JSON is skipped too (codex may print warnings), but a usage number of the wrong type is an error.
+Every other event (`thread.started`, `turn.started`, `item.started`, and types added by later
+versions) is skipped; a line that is not JSON is skipped too (codex may print warnings), but a
+usage number of the wrong type is an error.
 """
 
 from __future__ import annotations
@@ -49,6 +52,8 @@ class CodexRun:
     """Completed commands, file changes, tool calls and messages."""
     last_message: str | None
     """The agent's final message."""
+    last_error: str | None = None
+    """The message of the last transient `error` event, if any."""
 
 
 _USAGE_KEYS = (
@@ -70,6 +75,7 @@ def parse_events(stdout: str) -> CodexRun:
     steps = 0
     failure: str | None = None
     last_message: str | None = None
+    last_error: str | None = None
     for line in stdout.splitlines():
         event = json_object(line)
         if event is None:
@@ -91,6 +97,8 @@ def parse_events(stdout: str) -> CodexRun:
             error = event.get("error")
             message = error.get("message") if isinstance(error, dict) else None
             failure = str(message) if message else "turn.failed without a message"
+        elif kind == "error" and isinstance(event.get("message"), str):
+            last_error = event["message"]
         elif kind == "item.completed":
             item = event.get("item")
             if isinstance(item, dict) and item.get("type") in STEP_ITEM_TYPES:
@@ -107,6 +115,7 @@ def parse_events(stdout: str) -> CodexRun:
         reasoning_output_tokens=totals["reasoning_output_tokens"],
         steps=steps,
         last_message=last_message,
+        last_error=last_error,
     )
 
 

@@ -16,6 +16,7 @@ from gitgauge.running.adapters.base import (
     Adapter,
     AdapterContext,
     AdapterOutcome,
+    not_found,
     prompt_file,
     register,
 )
@@ -69,6 +70,19 @@ class ScriptAdapter(Adapter):
             return AdapterOutcome(
                 error_kind="adapter-exit",
                 error_message=f"command could not start: {result.start_error}",
+                error_cause="command-not-found" if not_found(result) else None,
+                seconds=result.seconds,
+            )
+        if not_found(result):
+            said = " ".join(result.output_tail(200).split())
+            return AdapterOutcome(
+                error_kind="adapter-exit",
+                error_message=(
+                    f"command not found or not executable (exit {result.exit_code}: {said}): "
+                    f"check `command:` in {self.source}; it runs through /bin/sh in the "
+                    "workspace, inside the sandbox when there is one"
+                ),
+                error_cause="command-not-found",
                 seconds=result.seconds,
             )
         if not result.ok:

@@ -41,18 +41,21 @@ class LocalExecutor(PairExecutor):
                 return None
             on_start(job.planned, job.task)
             if not kinds.get(job.task.kind).history_tips(job.task):  # no history to prepare
-                return pair.run(job.planned, job.task, None, attempt=job.attempt, slot=slot)
-            with TaskWorkspaces(
-                pair.repo,
-                job.task.base,
-                history=pair.config.run.history,
-                link=pair.config.worktree.link,
-                warn=pair.warn,
-                copies=sources,
-                other=other_parent(job.task),
-                pool=pool,
-            ) as prepared:
-                result = pair.run(job.planned, job.task, prepared, attempt=job.attempt, slot=slot)
+                result = pair.run(job.planned, job.task, None, attempt=job.attempt, slot=slot)
+            else:
+                with TaskWorkspaces(
+                    pair.repo,
+                    job.task.base,
+                    history=pair.config.run.history,
+                    link=pair.config.worktree.link,
+                    warn=pair.warn,
+                    copies=sources,
+                    other=other_parent(job.task),
+                    pool=pool,
+                ) as prepared:
+                    result = pair.run(
+                        job.planned, job.task, prepared, attempt=job.attempt, slot=slot
+                    )
             if gate is not None:
                 # Counted before this worker takes its next pair: with -j 1 every pair is judged
                 # on all the pairs before it.
