@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from helpers.adapters import ADAPTER_MINED_AT, adapter_context
+from helpers.cli import run_gitgauge
 from helpers.records import fix_task
 from helpers.repos import GitRepo
 
@@ -133,6 +134,23 @@ def test_readme_examples_are_valid_configs(example: str, adapter: str) -> None:
     # The worked pair's files and configDir exist where the YAML says (relative to it).
     harness = prepare(config, source=str(EXAMPLES / example), environ={})
     assert all(path is None or path.exists() for path in harness.sources.files.values())
+
+
+def test_the_commands_in_the_examples_name_where_gitgauge_examples_writes(tmp_path: Path) -> None:
+    """`gitgauge examples` writes gitgauge-examples/: every `-c PATH` a shipped example's comment
+    gives, run from where `examples` ran, names a file it wrote (not the package's examples/)."""
+    written = run_gitgauge("examples", cwd=tmp_path)
+    assert written.returncode == 0, written.stderr
+    named = [
+        (path.name, word)
+        for path in sorted((tmp_path / "gitgauge-examples").rglob("*.yaml"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.startswith("#") and "gitgauge run" in line
+        for flag, word in zip(line.split(), line.split()[1:], strict=False)
+        if flag == "-c"
+    ]
+    assert named, "no example comment gives a command"
+    assert [(name, word) for name, word in named if not (tmp_path / word).is_file()] == []
 
 
 # -- script --------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ by rule and `mine --explain` through the CLI."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -229,6 +230,45 @@ def test_explain_names_the_rules_and_the_files(git_repo: GitRepo, history: dict[
     out = run_gitgauge("mine", "--explain", "HEAD~200", cwd=git_repo.root)
     assert out.returncode == 1
     assert out.stderr.startswith("gitgauge: error: 'HEAD~200' is not a commit of")
+
+
+def test_explain_as_json_gives_each_commits_verdict_and_reasons(
+    git_repo: GitRepo, history: dict[str, str]
+) -> None:
+    """`--format json`: one array, an object per commit in the order asked."""
+    asked = [history["untested"][:10], history["area"], "HEAD~9"]
+    out = run_gitgauge(
+        "mine", *(f"--explain={rev}" for rev in asked), "--format", "json", cwd=git_repo.root
+    )
+    assert out.returncode == 0, out.stderr
+    untested, area, root = json.loads(out.stdout)
+    assert untested["sha"] == history["untested"] and untested["subject"] == "Fix the pager"
+    assert untested["verdict"] == "not a candidate" and untested["candidate"] is False
+    assert untested["subjectRule"] == {
+        "rule": "bug-word",
+        "label": "bug word",
+        "taken": True,
+        "prefix": None,
+    }
+    assert untested["fileRule"] == "no test file"
+    assert untested["files"] == [{"path": "src/pager.py", "kind": "source"}]
+    assert untested["reasons"] == [
+        "subject: taken by rule: bug word",
+        "files: dropped by rule: no test file",
+    ]
+    assert area["verdict"] == "not judged yet" and area["candidate"] is True
+    assert area["said"] == "a candidate, not judged yet: `gitgauge mine` verifies it"
+    assert area["subjectRule"]["prefix"] == "BUG" and area["fileRule"] == "tests-and-source"
+    assert area["inWindow"] is True and area["task"] is None and area["duplicateOf"] is None
+    assert root["verdict"] == "not a candidate" and root["structure"] == "root commit"
+    assert root["subjectRule"] is None and root["reasons"] == [
+        "rule: root commits are never candidates"
+    ]
+
+    text = run_gitgauge("mine", "--explain", asked[0], "--explain", asked[1], cwd=git_repo.root)
+    assert text.stdout.count("verdict  ") == 2  # text: both, one block each
+    alone = run_gitgauge("mine", "--format", "json", cwd=git_repo.root)
+    assert alone.returncode == 2 and "--format applies only with --explain" in alone.stderr
 
 
 def test_explain_shows_the_remembered_verdict(git_repo: GitRepo, tmp_path: Path) -> None:

@@ -120,7 +120,7 @@ def pack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pack]:
         # The pack's one fixture gitgauge cannot score is skipped, and the import says so by its
         # exit code: a script must not take a pack that did not come in whole for success.
         assert imported.returncode == 1, imported.stderr + imported.stdout
-        assert "1 fixture(s) skipped (broken 1; each named above)" in imported.stderr
+        assert "1 fixture skipped (broken 1; each named above)" in imported.stderr
         # A changed fixture, imported again on its own (one file).
         changed = source / "history" / "h003-count-merges.yaml"
         changed.write_text(changed.read_text().replace("difficulty: medium", "difficulty: hard"))
@@ -178,7 +178,7 @@ def test_import_makes_a_fixture_task_of_each_fixture_and_skips_the_one_it_cannot
     assert "z001.yaml: scoring.type: " in said
     assert "  broken: 0 (0 new, 0 changed, 0 unchanged, 1 skipped)" in said
     assert "  history: 7 (7 new, 0 changed, 0 unchanged)" in said
-    assert "imported 19 fixture(s):" in said
+    assert "imported 19 fixtures:" in said
 
 
 def test_import_flags_the_fixture_noop_passes_and_check_finds_no_broken_one(pack: Pack) -> None:
@@ -360,13 +360,13 @@ def test_check_lists_a_fixture_that_fails_its_own_gold_and_a_broken_setup_is_ski
     assert "not scored: the LLM judge answered 'I would rather not say.'" in checked.stderr
     assert "  broken: gitbench-config-g900 (agent): " in checked.stdout
     assert "  broken: gitbench-config-g900 (text): " in checked.stdout
-    assert "1 fixture(s) fail their own gold" in checked.stderr
-    assert "; 1 fixture(s) skipped (config 1; each named above)" in checked.stderr
+    assert "1 fixture fails its own gold" in checked.stderr
+    assert "; 1 fixture skipped (config 1; each named above)" in checked.stderr
     assert "  config: 1 (1 new, 0 changed, 0 unchanged, 1 skipped)" in checked.stdout
     tasks = sorted(p.stem for p in (repo.root / ".gitgauge" / "tasks").glob("*.yaml"))
     assert tasks == ["gitbench-commit_messages-c002", "gitbench-config-g900"]
     assert again.returncode == 1, again.stderr  # g901 is skipped again
-    assert "1 fixture(s) skipped (config 1; each named above)" in again.stderr
+    assert "1 fixture skipped (config 1; each named above)" in again.stderr
     assert "  config: 1 (0 new, 0 changed, 1 unchanged, 1 skipped)" in again.stdout
     assert "commit_messages" not in again.stdout
     assert as_text.returncode == 1, as_text.stderr

@@ -1,6 +1,7 @@
-"""`gitgauge report --html FILE`: one self-contained page (no script, no network), every name
-escaped, links to each attempt's patch and logs that resolve to the files on disk, and the page
-loaded in headless Chromium showing every config, every task and the charts."""
+"""`gitgauge report --html [FILE]`: one page that needs nothing else to show (no script, no
+network), every name escaped, links to each attempt's patch and logs that resolve to the files on
+disk (from FILE, or from `.gitgauge/report.html` without one), and the page loaded in headless
+Chromium showing every config, every task and the charts."""
 
 from __future__ import annotations
 
@@ -139,6 +140,35 @@ def test_the_page_is_self_contained_escaped_and_links_to_patches_and_logs(
     assert len(patches) == 14 and len(targets) == 14 + 15
     assert "patch 3" in text and "logs 3" in text  # attempts are numbered with repeats
     assert "1/3" in text and "3/3" in text and "resolved, regressed" in text
+
+
+def test_without_a_file_the_page_goes_beside_the_runs_it_links(report_repo: GitRepo) -> None:
+    """`--html` alone writes `.gitgauge/report.html` and says so; its links reach the patches
+    and logs from there (`runs/...`), also when `report` runs in a subdirectory."""
+    written = run_gitgauge("report", "--html", cwd=report_repo.root)
+    assert written.returncode == 0, written.stderr
+    assert written.stdout.splitlines() == ["wrote .gitgauge/report.html"]
+    page_path = report_repo.root / ".gitgauge" / "report.html"
+    hrefs = parse(page_path.read_text(encoding="utf-8")).hrefs
+    assert hrefs and all(href.startswith("runs/") for href in hrefs), hrefs
+    targets = [page_path.parent / urllib.parse.unquote(href) for href in hrefs]
+    assert all(target.exists() for target in targets)
+
+    page_path.unlink()
+    (report_repo.root / "sub").mkdir()
+    again = run_gitgauge("report", "--html", "--all", cwd=report_repo.root / "sub")
+    assert again.returncode == 0, again.stderr
+    assert page_path.is_file()
+    assert again.stdout.strip().endswith(".gitgauge/report.html")
+
+
+def test_the_docs_say_the_page_links_patches_and_logs_it_does_not_hold() -> None:
+    root = Path(__file__).resolve().parents[1]
+    for name in ("README.md", "docs/report.md", "docs/guide/comparing.md"):
+        text = " ".join((root / name).read_text(encoding="utf-8").split())
+        assert "self-contained" not in text, name
+        assert "--html [FILE]" in text and ".gitgauge/report.html" in text, name
+        assert ".gitgauge/runs/" in text, name
 
 
 def test_all_runs_label_columns_with_their_run(report_repo: GitRepo) -> None:

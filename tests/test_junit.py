@@ -11,7 +11,14 @@ import pytest
 
 from gitgauge.core.junit import ReportError, TestReport, parse_reports
 from gitgauge.core.schema import RepoConfig
-from gitgauge.core.suite import report_env, run_suite, stop_early_warning
+from gitgauge.core.suite import (
+    EMPTY_TAP,
+    NO_REPORT,
+    SUITE_CRASHED,
+    report_env,
+    run_suite,
+    stop_early_warning,
+)
 from gitgauge.mining import pertest
 
 NESTED = """<?xml version="1.0" encoding="utf-8"?>
@@ -152,6 +159,31 @@ def test_no_report_or_an_empty_one_falls_back(tmp_path: Path) -> None:
     script = "import os; open(os.environ['GITGAUGE_JUNIT_XML'], 'w').write('<testsuites/>')"
     empty = run_suite(config(f'"{sys.executable}" -c "$SCRIPT"'), tmp_path, env=env_with(script))
     assert empty.report is None and empty.problem == "the JUnit XML report lists no tests"
+
+
+def test_a_pytest_that_stops_before_any_test_is_said_to_crash(tmp_path: Path) -> None:
+    """A conftest that does not import: pytest exits 4 and writes no report. That is a crash,
+    not a runner without a report option; an exit 4 that is not pytest's is not called one."""
+    (tmp_path / "conftest.py").write_text("import gitgauge_no_such_module\n", encoding="utf-8")
+    (tmp_path / "test_a.py").write_text("def test_a():\n    assert True\n", encoding="utf-8")
+    command = f'"{sys.executable}" -m pytest -q -p no:cacheprovider'
+    env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    crashed = run_suite(config(command), tmp_path, env=env)
+    assert crashed.result.exit_code == 4, crashed.result.output_tail()
+    assert crashed.report is None and crashed.problem == SUITE_CRASHED
+    # The interpreter without pytest: the same, whatever the exit code.
+    missing = run_suite(
+        config("echo '/usr/bin/python3: No module named pytest' >&2; exit 1"), tmp_path, env=env
+    )
+    assert missing.problem == SUITE_CRASHED
+    other = run_suite(config("echo 'make: *** [test] Error 4'; exit 4"), tmp_path, env=env)
+    assert other.report is None and other.problem == NO_REPORT
+
+
+def test_tap_that_lists_no_test_says_tap(tmp_path: Path) -> None:
+    run = run_suite(config("printf 'TAP version 13\\n1..0\\n'; exit 1"), tmp_path, env={})
+    assert run.report is None and run.problem == EMPTY_TAP
+    assert EMPTY_TAP == "the TAP testCommand printed lists no tests"  # no word of JUnit
 
 
 def test_a_stale_report_in_the_worktree_is_never_read(tmp_path: Path) -> None:

@@ -296,8 +296,8 @@ def test_mine_records_what_each_merge_changed_outside_its_conflicts(ran: Ran) ->
         assert task["outsideConflicts"] == outside, scenario
         assert task["testsAtMerge"] is True, scenario
     said = ran.mined["project"]
-    assert "the merge also changed 4 file(s) outside the conflicts" in said, said
-    assert "the merge also changed 1 file(s) outside the conflicts" in said, said
+    assert "the merge also changed 4 files outside the conflicts" in said, said
+    assert "the merge also changed 1 file outside the conflicts" in said, said
     assert "merge tasks:       3" in said, said
 
 

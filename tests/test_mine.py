@@ -439,7 +439,7 @@ def test_summary_counts(mined: Mined) -> None:
     counts = mined.summary
     total_commits = int(mined.repo.git("rev-list", "--count", "HEAD").strip())
     assert counts["commits scanned"] == str(total_commits)
-    assert counts["not considered"] == "1 merge commit(s), 1 root commit(s)"
+    assert counts["not considered"] == "1 merge commit, 1 root commit"
     assert counts["candidates"] == str(len(VERIFIED) + len(REJECTED))
     assert counts["skipped (title-only)"] == "0"
     assert counts["verified"] == "8 (rich: 3, title-only: 5)"

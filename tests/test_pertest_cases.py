@@ -135,7 +135,7 @@ def test_a_fix_whose_own_test_fails_at_it_is_rejected_as_failing_at_the_fix(
 def test_a_conftest_needing_a_new_name_is_judged_from_the_fixs_own_tests(tmp_path: Path) -> None:
     """At the parent the conftest does not import: pytest exits 4 before writing a report. The
     fix's own tests are FAIL_TO_PASS, nothing is PASS_TO_PASS, and that is said once, on the
-    candidate's line (no "wrote no JUnit XML report" warning about exit codes)."""
+    candidate's line, as the crash it is (no warning about exit codes or a report option)."""
     repo = base_repo(tmp_path / "repo")
     fix = repo.commit(
         "Fix sign missing from calc",
@@ -158,7 +158,7 @@ def test_a_conftest_needing_a_new_name_is_judged_from_the_fixs_own_tests(tmp_pat
     assert task["baseSuitePasses"] is None  # per test: no exit-code base run
     line = line_of(result.stdout, fix)
     assert line.endswith(
-        "(F2P 1 / P2P 0, testCommand wrote no JUnit XML report at the parent (exit 4): "
+        "(F2P 1 / P2P 0, the suite crashed before running tests at the parent (exit 4): "
         "FAIL_TO_PASS is the fix's own tests, nothing is PASS_TO_PASS, 3 not run at the parent)"
     ), line
     assert "JUnit XML" not in result.stderr
@@ -268,7 +268,8 @@ def test_a_run_that_collects_no_test_at_all_runs_no_test(tmp_path: Path) -> None
 
 
 def test_a_timeout_names_its_limit_and_unit(tmp_path: Path) -> None:
-    """`timeouts.test: 300` meant as seconds: the rejection says 0.3 s and 300 ms."""
+    """`timeouts.test: 300` meant as seconds: the rejection says 0.3 s and 300 ms, and mine's
+    closing advice names the key to raise (one candidate: one candidate, not "1 candidates")."""
     repo = base_repo(tmp_path / "repo")
     fix = repo.commit(
         "Fix slow sign",
@@ -283,6 +284,12 @@ def test_a_timeout_names_its_limit_and_unit(tmp_path: Path) -> None:
     assert line_of(result.stdout, fix).endswith(
         "[timed out: the suite timed out at the fix after 0.3 s (timeouts.test: 300 ms)]"
     )
+    why, try_next = result.stdout.splitlines()[-2:]
+    assert why == "no tasks: 1 candidate was rejected (1 timed out)."
+    assert (
+        "a longer timeouts.test in gitgauge.yaml (now 300 ms = 0.3 s; 1 candidate timed out at "
+        "the fix)"
+    ) in try_next
 
 
 RUNNER = """\
@@ -327,3 +334,79 @@ def test_a_reason_quotes_a_telling_line_not_a_decoration(tmp_path: Path) -> None
     assert line_of(result.stdout, noop).endswith(
         "[passes before the fix: suite passed at the parent: 0 failed, 1 passed]"
     )
+
+
+def test_a_suite_that_crashes_at_the_fix_is_said_to_crash_not_to_lack_a_report(
+    tmp_path: Path,
+) -> None:
+    """A conftest that imports what is not installed: pytest exits 4 before any test, at the fix.
+    The warning says the suite crashed and quotes why; it sends no one to the report options."""
+    repo = base_repo(tmp_path / "repo")
+    fix = repo.commit(
+        "Fix sign missing from calc",
+        files={
+            "src/calc.py": CALC + SIGN,
+            "tests/conftest.py": "import gitgauge_not_installed\n",
+            "tests/test_sign.py": SIGN_TESTS,
+        },
+    )
+    configure(repo)
+    result = mine(repo, tmp_path)
+    assert result.returncode == 0, result.stderr
+    crash = "E   ModuleNotFoundError: No module named 'gitgauge_not_installed'"
+    assert line_of(result.stdout, fix).endswith(f"[fails at the fix: exit 4: {crash}]")
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert warnings == [
+        "warning: the suite crashed before running tests (exit 4; verdicts fall back to the "
+        f"exit code): {crash}"
+    ], result.stderr
+    assert "per-test-verdicts.md" not in result.stderr and "JUnit" not in result.stderr
+
+
+TAP_RUNNER = """\
+import runpy
+import sys
+from pathlib import Path
+
+sys.path.insert(0, "src")
+print("TAP version 13")
+number = 0
+for path in sorted(Path("tests").glob("test_*.py")):
+    try:
+        tests = runpy.run_path(str(path))
+    except ImportError:
+        continue  # a module that does not import at this commit: its tests are missing
+    for name, test in sorted(tests.items()):
+        if not name.startswith("test_"):
+            continue
+        try:
+            test()
+            outcome = "ok"
+        except AssertionError:
+            outcome = "not ok"
+        for _ in range(2):  # two assertions of one test, as TAP runners print them
+            number += 1
+            print(f"{outcome} {number} - {name}")
+print(f"1..{number}")
+"""
+
+
+def test_a_suite_reporting_by_tap_is_warned_about_in_tap_words(tmp_path: Path) -> None:
+    """A runner that prints TAP, naming each test twice: the notice and the duplicates warning
+    speak of the TAP it prints, never of a JUnit XML report."""
+    repo = base_repo(tmp_path / "repo", ini=None)
+    repo.commit("Add the TAP runner", files={"tap.py": TAP_RUNNER})
+    fix = repo.commit(
+        "Fix sign missing from calc",
+        files={"src/calc.py": CALC + SIGN, "tests/test_sign.py": SIGN_TESTS},
+    )
+    configure(repo, testCommand=f"{shlex.quote(sys.executable)} tap.py")
+    result = mine(repo, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert load_tasks(repo)[fix]["failToPass"] == ["test_sign_negative", "test_sign_positive"]
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert warnings == [
+        "warning: testCommand reports by TAP: per-test outcomes are read from the TAP it prints",
+        "warning: the TAP testCommand prints names some tests more than once (e.g. 'test_add'); "
+        "the worst outcome of each is kept",
+    ], result.stderr

@@ -126,11 +126,10 @@ def test_a_run_under_other_commands_than_the_tasks_were_mined_with_warns_once(
     assert outcome.returncode == 0, outcome.stderr
     warnings = [line for line in outcome.stderr.splitlines() if "were mined with" in line]
     assert len(warnings) == 1, outcome.stderr
-    assert f"3 of 3 task(s) were mined with testCommand {mined_with!r}" in warnings[0]
+    assert f"3 of 3 tasks were mined with testCommand {mined_with!r}" in warnings[0]
     assert f"gitgauge.yaml has {f'true && {mined_with}'!r}" in warnings[0]
     assert (
-        "3 of 3 task(s) were mined with setupCommand None, gitgauge.yaml has 'true'"
-        in (warnings[0])
+        "3 of 3 tasks were mined with setupCommand None, gitgauge.yaml has 'true'" in (warnings[0])
     )
 
 

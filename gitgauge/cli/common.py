@@ -37,7 +37,7 @@ T = TypeVar("T")
 
 def main() -> None:
     try:
-        app(args=_optional_resume_value(sys.argv[1:]))
+        app(args=optional_values(sys.argv[1:]))
     except SystemExit as exit_request:
         if exit_request.code == ExitCode.INTERRUPTED:
             # Cleanup is done. Leave now, skipping interpreter shutdown: Python restores the
@@ -48,18 +48,24 @@ def main() -> None:
         raise
 
 
-def _optional_resume_value(args: list[str]) -> list[str]:
-    """`run --resume` may stand without a run id (the latest run): give it the value `latest`,
-    since an option either always or never takes a value in click."""
-    fixed = list(args)
-    for index, arg in enumerate(fixed):
+OPTIONAL_VALUES = {"--resume": "latest", "--html": ""}
+"""Options that may stand without their value, and the value they then get: `run --resume`
+(the latest run), `report --html` (`""`: the default file, `.gitgauge/report.html`). An option
+either always or never takes a value in click."""
+
+
+def optional_values(args: list[str]) -> list[str]:
+    """`args` with the value of each `OPTIONAL_VALUES` option given where it stands alone (last,
+    or before another option); nothing after `--` is touched."""
+    fixed: list[str] = []
+    for index, arg in enumerate(args):
         if arg == "--":
-            break
-        if arg == "--resume":
-            following = fixed[index + 1] if index + 1 < len(fixed) else None
+            return fixed + args[index:]
+        fixed.append(arg)
+        if arg in OPTIONAL_VALUES:
+            following = args[index + 1] if index + 1 < len(args) else None
             if following is None or following.startswith("-"):
-                fixed.insert(index + 1, "latest")
-            break
+                fixed.append(OPTIONAL_VALUES[arg])
     return fixed
 
 
@@ -149,9 +155,9 @@ class StatusLine:
     """A transient line at the bottom of a terminal ("[2/7] verifying ...", "[3/12] running
     ..."), rewritten in place and cleared before any real output. When stdout is not a terminal
     (a file, a CI log) the finished items' own lines are the progress, and while nothing has
-    been printed for `HEARTBEAT_SECONDS` the status is printed as a line of its own, so a long
-    agent run or suite still shows it is alive. Workers of `-j` update it from their threads,
-    hence the lock."""
+    been printed for `HEARTBEAT_SECONDS` the status is printed as a line of its own with how long
+    its item has run (`(still at it, 1 min 05 s)`), so a long agent run or suite still shows it
+    is alive. Workers of `-j` update it from their threads, hence the lock."""
 
     HEARTBEAT_SECONDS = 10.0
 
@@ -165,6 +171,8 @@ class StatusLine:
         self.lock = threading.Lock()
         self.text: str | None = None
         self.quiet_since = time.monotonic()
+        self.shown_since = time.monotonic()
+        """When the item the status names started (its `show`)."""
         self._heartbeat: threading.Thread | None = None
 
     def show(self, text: str) -> None:
@@ -177,6 +185,7 @@ class StatusLine:
             return
         with self.lock:
             self.text = text
+            self.shown_since = time.monotonic()
             if self._heartbeat is None:
                 self._heartbeat = threading.Thread(
                     target=self._beat, name="gitgauge-progress", daemon=True
@@ -187,10 +196,11 @@ class StatusLine:
         while True:
             time.sleep(min(1.0, self.beat_seconds))
             with self.lock:
-                quiet = time.monotonic() - self.quiet_since
-                if self.text is not None and quiet >= self.beat_seconds:
-                    print(f"{self.text} (still at it, {quiet:.0f} s)", flush=True)
-                    self.quiet_since = time.monotonic()
+                now = time.monotonic()
+                if self.text is not None and now - self.quiet_since >= self.beat_seconds:
+                    running = elapsed(now - self.shown_since)
+                    print(f"{self.text} (still at it, {running})", flush=True)
+                    self.quiet_since = now
 
     def clear(self) -> None:
         with self.lock:
@@ -200,3 +210,13 @@ class StatusLine:
                 sys.stdout.write("\r\033[K")
                 sys.stdout.flush()
                 self.shown = False
+
+
+def elapsed(seconds: float) -> str:
+    """`7 s`, `1 min 05 s`, `2 h 03 min`: how long an item has run, as the heartbeat says it."""
+    whole = int(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60:02d} s"
+    return f"{whole // 3600} h {whole % 3600 // 60:02d} min"

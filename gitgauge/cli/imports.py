@@ -13,6 +13,7 @@ from gitgauge.core.config import load_repo_config
 from gitgauge.core.git import Repository
 from gitgauge.core.lock import exclusive
 from gitgauge.core.store import Store
+from gitgauge.core.text import plural
 from gitgauge.core.worktree import remove_stale
 from gitgauge.kinds.fixture.gitbench import (
     BrokenFixtures,
@@ -78,26 +79,37 @@ def gitbench(
             )
         for line in summary(outcome):
             say(line)
-        skipped = ""
-        if outcome.skipped:
-            where = ", ".join(
-                f"{benchmark} {count.skipped}"
-                for benchmark, count in outcome.counts.items()
-                if count.skipped
-            )
-            skipped = f"{outcome.skipped} fixture(s) skipped ({where}; each named above)"
-        if outcome.broken:
-            also = f"; {skipped}" if skipped else ""
-            raise BrokenFixtures(
-                f"{len({b.task for b in outcome.broken})} fixture(s) fail their own gold "
-                f"(listed above): fix them, or delete their task files{also}"
-            )
-        if skipped:
-            raise SkippedFixtures(
-                f"{skipped}: fix them or leave them out of the pack; the rest were imported"
-            )
+        refusal = _refusal(outcome)
+        if refusal is not None:
+            raise refusal
 
     guarded(action)
+
+
+def _refusal(outcome: ImportOutcome) -> BrokenFixtures | SkippedFixtures | None:
+    """Why the import exits 1 once the rest is saved: fixtures failing their own gold, fixtures
+    skipped as unreadable."""
+    skipped = ""
+    if outcome.skipped:
+        where = ", ".join(
+            f"{benchmark} {count.skipped}"
+            for benchmark, count in outcome.counts.items()
+            if count.skipped
+        )
+        skipped = f"{plural(outcome.skipped, 'fixture')} skipped ({where}; each named above)"
+    if outcome.broken:
+        also = f"; {skipped}" if skipped else ""
+        broken = len({b.task for b in outcome.broken})
+        fail = "fails its own gold (listed above): fix it, or delete its task file"
+        if broken != 1:
+            fail = "fail their own gold (listed above): fix them, or delete their task files"
+        return BrokenFixtures(f"{plural(broken, 'fixture')} {fail}{also}")
+    if skipped:
+        them = "it" if outcome.skipped == 1 else "them"
+        return SkippedFixtures(
+            f"{skipped}: fix {them} or leave {them} out of the pack; the rest were imported"
+        )
+    return None
 
 
 def summary(outcome: ImportOutcome) -> list[str]:
@@ -121,7 +133,7 @@ def summary(outcome: ImportOutcome) -> list[str]:
             lines.append(f"  unscored (no LLM judge): {', '.join(outcome.unscored)}")
         for mode, passing in sorted(outcome.noop_passes.items()):
             lines.append(f"noop, {mode} mode: passes {len(passing)}: {', '.join(passing)}")
-    lines.append(f"imported {outcome.imported} fixture(s):")
+    lines.append(f"imported {plural(outcome.imported, 'fixture')}:")
     for benchmark, count in outcome.counts.items():
         parts = [f"{count.new} new", f"{count.changed} changed", f"{count.unchanged} unchanged"]
         if count.skipped:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -14,12 +15,15 @@ from gitgauge.core.errors import UsageError
 from gitgauge.core.git import Commit, Repository
 from gitgauge.core.lock import exclusive
 from gitgauge.core.records import Task
+from gitgauge.core.schema import Timeouts
 from gitgauge.core.store import Store
+from gitgauge.core.text import plural
 from gitgauge.core.worktree import remove_stale
 from gitgauge.init import init as init_repository
-from gitgauge.mining.advice import few_tasks_advice
+from gitgauge.mining.advice import closing_advice
 from gitgauge.mining.classify import SUBJECT_RULES
 from gitgauge.mining.explain import explain as explain_commit
+from gitgauge.mining.explain import render_json as render_explanations
 from gitgauge.mining.mine import MineEvents, MineSummary
 from gitgauge.mining.mine import mine as mine_history
 from gitgauge.mining.rewrite import DEFAULT_MODEL as DEFAULT_REWRITE_MODEL
@@ -54,12 +58,27 @@ RewritePromptsOption = Annotated[
 ]
 RewriteModelOption = Annotated[str | None, REWRITE_MODEL_OPTION]
 ExplainOption = Annotated[
-    str | None,
+    list[str] | None,
     typer.Option(
         "--explain",
         metavar="SHA",
-        help="Print why one commit is (not) a candidate, and its remembered verdict; "
-        "verify nothing.",
+        help="Print why a commit is (not) a candidate, and its remembered verdict; verify "
+        "nothing. Repeat it for more commits.",
+    ),
+]
+
+
+class ExplainFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+FormatOption = Annotated[
+    ExplainFormat,
+    typer.Option(
+        "--format",
+        help="With --explain: text, or json (one array, an object per commit: its verdict, "
+        "the rules that decided, its files).",
     ),
 ]
 MergesOption = Annotated[
@@ -121,10 +140,17 @@ def mine(
     explain: ExplainOption = None,
     merges: MergesOption = None,
     chains: ChainsOption = None,
+    output_format: FormatOption = ExplainFormat.text,
 ) -> None:
     """Find bug-fix commits, prove each fails before and passes after, save them as tasks."""
-    guarded(
-        lambda: mine_tasks(
+
+    def action() -> None:
+        if explain:
+            explain_commits(explain, last=last, as_json=output_format is ExplainFormat.json)
+            return
+        if output_format is not ExplainFormat.text:
+            raise UsageError("--format applies only with --explain")
+        mine_tasks(
             last=last,
             require_body=require_body,
             force=force,
@@ -133,11 +159,26 @@ def mine(
             wait=wait,
             rewrite_prompts=rewrite_prompts,
             rewrite_model=rewrite_model,
-            explain=explain,
             asked={"merges": merges, "chains": chains},
-        ),
-        resume_hint=MINE_RESUME_HINT,
-    )
+        )
+
+    guarded(action, resume_hint=MINE_RESUME_HINT)
+
+
+def explain_commits(revs: list[str], *, last: int | None, as_json: bool) -> None:
+    """`gitgauge mine --explain SHA...`: why each commit is or is not a candidate."""
+    repo = Repository(Path.cwd())
+    config = load_repo_config(repo.root)
+    store = Store(repo.root)
+    found = [explain_commit(repo, config, store, rev, last=last, warn=warn) for rev in revs]
+    if as_json:
+        say(render_explanations(found))
+        return
+    for index, explanation in enumerate(found):
+        if index:
+            say("")
+        for line in explanation.lines():
+            say(line)
 
 
 def mine_tasks(
@@ -150,18 +191,13 @@ def mine_tasks(
     wait: bool,
     rewrite_prompts: bool,
     rewrite_model: str | None,
-    explain: str | None,
     asked: dict[str, bool | None],
-) -> MineSummary | None:
-    """`gitgauge mine` (or, with `explain`, why one commit is or is not a candidate): the
-    history mined under the `.gitgauge/` lock, then the summary printed."""
+) -> MineSummary:
+    """`gitgauge mine`: the history mined under the `.gitgauge/` lock, then the summary
+    printed."""
     repo = Repository(Path.cwd())
     config = load_repo_config(repo.root)
     store = Store(repo.root)
-    if explain is not None:
-        for line in explain_commit(repo, config, store, explain, last=last, warn=warn).lines():
-            say(line)
-        return None
     job_count = parse_jobs(jobs)
     if rewrite_model is not None and not rewrite_prompts:
         raise UsageError("--rewrite-model only applies with --rewrite-prompts")
@@ -193,7 +229,12 @@ def mine_tasks(
             )
         finally:
             progress.clear()
-    print_mine_summary(summary, store, last=config.mine.last if last is None else last)
+    print_mine_summary(
+        summary,
+        store,
+        last=config.mine.last if last is None else last,
+        test_timeout_ms=config.timeouts.test,
+    )
     if rewriter is not None:
         _print_rewrite_totals(rewriter.totals, rewriter.describe())
     return summary
@@ -298,14 +339,24 @@ def _print_rule_counts(counts: RuleCounts) -> None:
     say("  (`gitgauge mine --explain SHA` shows the decision for one commit)")
 
 
-def print_mine_summary(summary: MineSummary, store: Store, *, last: int | None = None) -> None:
-    """The summary; with `last` (the commits asked for), advice when few tasks came out."""
+def print_mine_summary(
+    summary: MineSummary,
+    store: Store,
+    *,
+    last: int | None = None,
+    test_timeout_ms: int = Timeouts().test,
+) -> None:
+    """The summary; with `last` (the commits asked for), advice when few tasks came out or a
+    candidate outran `test_timeout_ms` (`timeouts.test`)."""
     rejected = sum(summary.rejected.values())
     say("")
     say(f"commits scanned:   {summary.scanned}")
     if (summary.merges and not summary.merges_mined) or summary.roots:
         merges = 0 if summary.merges_mined else summary.merges  # counted below instead
-        say(f"  not considered:  {merges} merge commit(s), {summary.roots} root commit(s)")
+        say(
+            f"  not considered:  {plural(merges, 'merge commit')}, "
+            f"{plural(summary.roots, 'root commit')}"
+        )
     _print_rule_counts(summary.rules)
     say(f"candidates:        {summary.candidates}")
     if summary.already_mined:
@@ -341,5 +392,5 @@ def print_mine_summary(summary: MineSummary, store: Store, *, last: int | None =
     if summary.every_task:
         say(f"tasks saved in {store.tasks_dir}/")
     if last is not None:
-        for line in few_tasks_advice(summary, last=last):
+        for line in closing_advice(summary, last=last, test_timeout_ms=test_timeout_ms):
             say(line)

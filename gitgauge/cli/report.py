@@ -13,7 +13,7 @@ from gitgauge.cli.common import guarded, say, warn
 from gitgauge.core import kinds
 from gitgauge.core.errors import GitGaugeError, UsageError
 from gitgauge.core.git import Repository
-from gitgauge.core.store import Store, StoredRun, atomic_write_text
+from gitgauge.core.store import STATE_DIR, Store, StoredRun, atomic_write_text
 from gitgauge.reporting import benchmarks
 from gitgauge.reporting.compare import compare as compare_sides
 from gitgauge.reporting.compare_render import render_json as render_comparison_json
@@ -75,6 +75,32 @@ def by_benchmark(rows: list[ReportRow], *, output_format: str, with_run: bool) -
     return render_report(others, output_format=output_format, with_run=with_run) + "\n\n" + grouped
 
 
+HTML_DEFAULT = f"{STATE_DIR}/report.html"
+"""Where `report --html` writes without a FILE: beside the runs its page links to."""
+
+
+def write_html(store: Store, rows: list[ReportRow], given: str, *, with_run: bool) -> str:
+    """The page written to `given` (relative to the working directory; empty: `HTML_DEFAULT` of
+    the repository), its links relative to where it is; the path as `wrote` says it."""
+    path = Path(given) if given else store.root.parent / HTML_DEFAULT
+    matrix = build_matrix(rows)
+    page = render_html(
+        rows,
+        matrix,
+        links=pair_links(store, matrix, path),
+        version=__version__,
+        with_run=with_run,
+        transcripts=pair_transcripts(store, matrix),
+    )
+    atomic_write_text(path, page)
+    if given:
+        return given
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:  # run in a subdirectory: the page is not under it, say where it is
+        return str(path)
+
+
 class CompareFormat(str, Enum):
     text = "text"
     json = "json"
@@ -93,11 +119,12 @@ def report(
         typer.Option("--tasks", help="A per-task matrix: rows tasks, columns configs."),
     ] = False,
     html_file: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
             "--html",
-            help="Write a self-contained HTML report (tables, charts, links to patches and "
-            "logs) to this file.",
+            metavar="[FILE]",
+            help="Write the report as one HTML page (tables, charts, transcripts; links to the "
+            f"patches and logs in .gitgauge/runs/) to FILE (default: {HTML_DEFAULT}).",
         ),
     ] = None,
     kind: Annotated[str | None, KIND_OPTION] = None,
@@ -121,18 +148,7 @@ def report(
         if html_file is not None:
             if not rows:
                 raise GitGaugeError(NO_RUNS_HINT)
-            matrix = build_matrix(rows)
-            links = pair_links(store, matrix, html_file)
-            page = render_html(
-                rows,
-                matrix,
-                links=links,
-                version=__version__,
-                with_run=all_runs,
-                transcripts=pair_transcripts(store, matrix),
-            )
-            atomic_write_text(html_file, page)
-            say(f"wrote {html_file}")
+            say(f"wrote {write_html(store, rows, html_file, with_run=all_runs)}")
             return
         if not rows:
             if output_format is ReportFormat.json:

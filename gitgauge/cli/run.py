@@ -24,6 +24,7 @@ from gitgauge.core.records import RunResult, Task
 from gitgauge.core.sandbox import Sandbox
 from gitgauge.core.schema import RepoConfig
 from gitgauge.core.store import Store, StoredRun
+from gitgauge.core.text import plural
 from gitgauge.core.worktree import remove_stale
 from gitgauge.reporting.render import format_duration
 from gitgauge.reporting.render import render as render_report
@@ -32,6 +33,7 @@ from gitgauge.reporting.rows import describe_pair
 from gitgauge.running.estimate import SAMPLE_PAIRS, RunEstimate, estimate, pending_pairs
 from gitgauge.running.executors import PairExecutor
 from gitgauge.running.executors.local import LocalExecutor
+from gitgauge.running.gate import RunGate, StoppedConfig
 from gitgauge.running.plan import (
     PlannedConfig,
     PlannedRun,
@@ -242,7 +244,7 @@ def report_run(run: OpenRun, request: RunRequest) -> None:
     say(render_report(rows, output_format="table"))
     say("")
     say(f"results and logs: {run.store.run_dir(outcome.run_id)}/")
-    _closing(outcome)
+    _closing(outcome, run.store)
 
 
 def _execute(
@@ -271,11 +273,11 @@ def _say_check(check: RunCheck) -> None:
     say(check.describe())
 
 
-def _closing(outcome: RunOutcome) -> None:
+def _closing(outcome: RunOutcome, store: Store) -> None:
     gate = outcome.gate
     if outcome.retried:
         say(
-            f"ran {outcome.retried} errored pair{_s(outcome.retried)} again; the first records "
+            f"ran {plural(outcome.retried, 'errored pair')} again; the first records "
             "are kept in their logs/<config>/<task>/errored-N/"
         )
     if gate is None:
@@ -289,23 +291,44 @@ def _closing(outcome: RunOutcome) -> None:
             mean = f", ${budget.mean:.4f} per pair expected" if budget.mean is not None else ""
             say(
                 f"budget reached: ${budget.spent:.4f} spent of --max-cost ${budget.limit:.2f}"
-                f"{mean}; {not_started} pair{_s(not_started)} not started: `gitgauge run "
+                f"{mean}; {plural(not_started, 'pair')} not started: `gitgauge run "
                 f"--resume {outcome.run_id} --max-cost USD` continues with a new budget"
             )
         else:
             say(f"budget: ${budget.spent:.4f} spent of --max-cost ${budget.limit:.2f}")
     if gate.stopped:
-        parts = []
-        for stopped in gate.stopped.values():
-            skipped = gate.not_started.get(stopped.config, 0)
-            parts.append(
-                f"config {stopped.config} stopped after its first {stopped.failed} pairs failed "
-                f"alike: {stopped.message}; {skipped} of its pairs were not started"
-            )
+        parts = [_stopped_line(store, outcome.run_id, gate, s) for s in gate.stopped.values()]
         raise ConfigStopped(
             "; ".join(parts) + f". Fix it, then `gitgauge run --resume {outcome.run_id} "
             "--retry-errors` runs them (and the failed ones again)"
         )
+
+
+STOPPED_MESSAGE_LIMIT = 400
+"""How much of a stopped config's first error its closing line quotes (its logs hold all)."""
+
+
+def _stopped_line(store: Store, run_id: str, gate: RunGate, stopped: StoppedConfig) -> str:
+    """What a stopped config's first pairs said, and what became of its other pairs."""
+    message = stopped.message
+    if len(message) > STOPPED_MESSAGE_LIMIT:
+        message = message[: STOPPED_MESSAGE_LIMIT - 3] + "..."
+    failed = "pair failed" if stopped.failed == 1 else f"{stopped.failed} pairs failed alike"
+    line = f"config {stopped.config} stopped after its first {failed}: {message}"
+    if stopped.cause is None:
+        logs = store.log_dir(run_id, stopped.config, stopped.task, stopped.attempt)
+        line += (
+            f" (the same adapter error each time, numbers, paths and names aside; logs: {logs}/)"
+        )
+    skipped = gate.not_started.get(stopped.config, 0)
+    line += f"; {skipped} of its pairs were not started"
+    otherwise = gate.ended_otherwise.get(stopped.config, 0)
+    if otherwise:
+        line += (
+            f", and {otherwise} already running then ended another way (check that the "
+            "failure is the setup's)"
+        )
+    return line
 
 
 def estimate_run(run: OpenRun, request: RunRequest) -> None:
@@ -362,14 +385,10 @@ def render_estimate(found: RunEstimate) -> str:
     wall = "-" if found.wall is None else format_duration(found.wall)
     at_once = f"{found.jobs} pairs at a time" if found.jobs > 1 else "one pair at a time"
     return (
-        f"estimate of the {found.pairs} pair{_s(found.pairs)} still to run:\n{table}\n"
+        f"estimate of the {plural(found.pairs, 'pair')} still to run:\n{table}\n"
         f"expected: {cost} and {wall} of wall time ({at_once}); pairs that report no cost "
         "count none"
     )
-
-
-def _s(count: int) -> str:
-    return "" if count == 1 else "s"
 
 
 class _RunProgress(StatusLine):

@@ -13,12 +13,15 @@ per test, and a module that does not import hides no other) and
 the worktree (`tests.junit`, a glob) are deleted before the run, so a stale one is never read.
 Without a JUnit report, the TAP a suite prints on stdout is read instead (`core.tap`: tape,
 node-tap, node's runner). No usable report, or a run that timed out or was interrupted: the run
-has no report, and the caller uses the exit code.
+has no report, and the caller uses the exit code. A pytest run that crashed before running any
+test (a conftest that does not import, a usage error, pytest missing) says so
+(`SUITE_CRASHED`), so its warning points at the crash and not at the report option.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import tempfile
@@ -41,6 +44,19 @@ NO_REPORT_HINT = (
     "report option of your test runner"
 )
 EMPTY_REPORT = "the JUnit XML report lists no tests"
+EMPTY_TAP = "the TAP testCommand printed lists no tests"
+NO_REPORT = "testCommand wrote no JUnit XML report"
+SUITE_CRASHED = "the suite crashed before running tests"
+"""A run with no report whose output (or pytest's exit code 2, 3 or 4) says pytest stopped
+before any test: what it printed says why, not the report option."""
+_CRASH_EXITS = (2, 3, 4)
+"""pytest's interrupted, internal error and usage error (a conftest that does not import)."""
+_CRASH_LINES = re.compile(
+    r"ImportError while loading conftest|ImportError while importing test module|"
+    r"ERROR collecting|^INTERNALERROR>|^ERROR: usage:|pytest: error:|No module named pytest",
+    re.M,
+)
+"""What pytest prints when it stops before running tests (or when it is not there at all)."""
 _STOP_EARLY_FLAGS = ("-x", "--exitfirst", "--maxfail", "--sw", "--stepwise")
 
 
@@ -233,7 +249,7 @@ def run_suite(
             config, worktree
         )
         if not files:
-            return _from_tap(result, stdout_path)
+            return _from_tap(result, stdout_path, config.testCommand)
         try:
             report = parse_reports(files)
         except ReportError as error:
@@ -246,8 +262,9 @@ def run_suite(
             shutil.rmtree(holder, ignore_errors=True)
 
 
-def _from_tap(result: process.CommandResult, stdout_path: Path) -> SuiteRun:
-    """No JUnit XML: the tests of the TAP on stdout (tape, node-tap, node's runner), if any."""
+def _from_tap(result: process.CommandResult, stdout_path: Path, command: str) -> SuiteRun:
+    """No JUnit XML: the tests of the TAP on stdout (tape, node-tap, node's runner), if any;
+    else why there is no report (a crash of pytest's is said as one)."""
     try:
         text = stdout_path.read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -256,7 +273,39 @@ def _from_tap(result: process.CommandResult, stdout_path: Path) -> SuiteRun:
         report = parse_tap(text)
         if report.outcomes:
             return SuiteRun(result, report, source="tap")
-    return SuiteRun(result, None, "testCommand wrote no JUnit XML report")
+        return SuiteRun(result, None, EMPTY_TAP)
+    if crashed(result, command):
+        return SuiteRun(result, None, SUITE_CRASHED)
+    return SuiteRun(result, None, NO_REPORT)
+
+
+def crashed(result: process.CommandResult, command: str) -> bool:
+    """Whether a failed run that reported no test stopped before running any: pytest's crash
+    lines in its output, or its exit code 2, 3 or 4 from a command that runs pytest."""
+    if result.ok or result.exit_code is None:
+        return False
+    if _CRASH_LINES.search(result.output_tail(16_000)):
+        return True
+    return result.exit_code in _CRASH_EXITS and _runs_pytest(command)
+
+
+def _runs_pytest(command: str) -> bool:
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    return any("pytest" in word or word == "py.test" for word in words)
+
+
+def fallback_warning(problem: str) -> str:
+    """The warning of a pair whose verdict falls back to its exit code: why, and what to do
+    (the report option of the runner; for a crash, what the run printed)."""
+    if problem == SUITE_CRASHED:
+        return (
+            f"{problem}: verdicts fall back to the exit code; the pair's test.stdout and "
+            "test.stderr say why"
+        )
+    return f"{problem}: {NO_REPORT_HINT}"
 
 
 def report_env(env: Mapping[str, str], report_path: Path) -> dict[str, str]:
@@ -278,7 +327,7 @@ def stop_early_warning(test_command: str) -> str | None:
         words = shlex.split(test_command)
     except ValueError:
         words = test_command.split()
-    if not any("pytest" in word for word in words):
+    if not _runs_pytest(test_command):
         return None
     for word in words:
         flag = word.split("=", 1)[0]

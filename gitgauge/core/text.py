@@ -1,4 +1,5 @@
-"""Text from outside (an agent, a test run, a commit, a task file) made safe for a terminal.
+"""Text from outside (an agent, a test run, a commit, a task file) made safe for a terminal, and
+counts written with their nouns in agreement (`plural`).
 
 An agent's stderr, a test's output or a commit subject can hold escape sequences: OSC 52 writes
 the clipboard, others set the window title, clear the screen or move the cursor over earlier
@@ -30,3 +31,9 @@ def _escape(match: re.Match[str]) -> str:
     # C1 and the rest as `\u0085`: inside a JSON string (an export piped to a file) that is
     # the same character again, where `\x85` would not be JSON.
     return f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}"
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """`1 candidate`, `2 candidates`, `0 tasks`: a count and its noun in agreement. `many` is the
+    plural when it is not `word` + s (`1 fix`, `2 fixes`)."""
+    return f"{count} {word if count == 1 else many or word + 's'}"

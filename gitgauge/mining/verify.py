@@ -32,7 +32,15 @@ from gitgauge.core.paths import is_test_file
 from gitgauge.core.records import Task
 from gitgauge.core.sandbox import Mounts, Sandbox
 from gitgauge.core.schema import RepoConfig
-from gitgauge.core.suite import EMPTY_REPORT, NO_REPORT_HINT, SuiteRun, UserCommands, time_limit
+from gitgauge.core.suite import (
+    EMPTY_REPORT,
+    EMPTY_TAP,
+    NO_REPORT_HINT,
+    SUITE_CRASHED,
+    SuiteRun,
+    UserCommands,
+    time_limit,
+)
 from gitgauge.core.worktree import Warn, lay_files
 from gitgauge.mining import classify, pertest
 from gitgauge.mining.telling import with_telling_line
@@ -147,7 +155,7 @@ def _runs_no_test(commit: Commit, at_fix: list[SuiteRun]) -> Verdict | None:
     reports = _reports(at_fix)
     first = at_fix[0]
     if reports is None:
-        if first.problem == EMPTY_REPORT and not first.result.ok:
+        if first.problem in (EMPTY_REPORT, EMPTY_TAP) and not first.result.ok:
             what = f"the suite ran no test at the fix (exit {first.result.exit_code})"
             return Verdict(
                 commit, None, "runs no test at the fix", with_telling_line(what, first.result)
@@ -426,12 +434,12 @@ class _Commands:
         # A run without a report is warned about by the verdict, when exit codes decide.
         if run.source == "tap":
             self.warn(
-                "testCommand wrote no JUnit XML report: per-test outcomes are read from the TAP "
-                "it prints"
+                "testCommand reports by TAP: per-test outcomes are read from the TAP it prints"
             )
         if run.report is not None and run.report.duplicates:
+            where = "the TAP testCommand prints" if run.source == "tap" else "the JUnit XML report"
             self.warn(
-                f"the JUnit XML report names some tests more than once (e.g. "
+                f"{where} names some tests more than once (e.g. "
                 f"{sorted(run.report.duplicates)[0]!r}); the worst outcome of each is kept"
             )
         return run
@@ -461,7 +469,13 @@ def _reject(
 
 def _warn_fallback(warn: Warn, runs: list[SuiteRun]) -> None:
     """Exit codes decide: say why, once per mine (warn is warn_once: the same for every
-    candidate)."""
-    problem = next((run.problem for run in runs if run.problem is not None), None)
-    if problem is not None:
-        warn(f"{problem}: {NO_REPORT_HINT}")
+    candidate). A crash is said with the line of its output that tells why (the same for
+    every candidate it stops alike), not with the report option it does not need."""
+    run = next((run for run in runs if run.problem is not None), None)
+    if run is None:
+        return
+    if run.problem == SUITE_CRASHED:
+        what = f"{SUITE_CRASHED} (exit {run.result.exit_code}; verdicts fall back to the exit code)"
+        warn(with_telling_line(what, run.result))
+    else:
+        warn(f"{run.problem}: {NO_REPORT_HINT}")

@@ -12,6 +12,7 @@ from typing import Any
 
 from tabulate import tabulate
 
+from gitgauge.core.text import plural
 from gitgauge.reporting.compare import (
     BehaviourComparison,
     BehaviourDifference,
@@ -35,7 +36,7 @@ def render_text(comparison: Comparison) -> str:
     lines = [
         f"A: {c.name_a}  (run {c.a.run.run_id})",
         f"B: {c.name_b}  (run {c.b.run.run_id})",
-        f"Compared on the {len(c.tasks)} task{'s' if len(c.tasks) != 1 else ''} both ran"
+        f"Compared on the {plural(len(c.tasks), 'task')} both ran"
         + (f" ({_attempts_note(c)})." if paired.repeated else ", one attempt each."),
     ]
     if c.harness is not None:
@@ -104,8 +105,8 @@ def _solved_lines(c: Comparison) -> list[str]:
     interval = paired.difference
     level = f"{paired.confidence * 100:g}% CI"
     return [
-        f"Judge SOLVED (preferred to the original in both orders), on the {len(judged.tasks)} "
-        f"task{'s' if len(judged.tasks) != 1 else ''} judged for both:",
+        "Judge SOLVED (preferred to the original in both orders), on the "
+        f"{plural(len(judged.tasks), 'task')} judged for both:",
         f"  {c.name_a}: {format_rate(judged.rate_a)}, {c.name_b}: {format_rate(judged.rate_b)}",
         f"  {c.name_b} - {c.name_a}: {points(interval.estimate or 0.0)} points [{level} "
         f"{points(interval.low)}, {points(interval.high)}], {paired.test}, {format_p(paired)}",
@@ -170,14 +171,14 @@ def behaviour_lines(behaviour: BehaviourComparison, name_a: str, name_b: str) ->
                 _metric(difference, difference.median_a),
                 _metric(difference, difference.median_b),
                 f"{difference.test}, {format_p_value(difference.p_value, 0.05)} over "
-                f"{difference.tasks} task{'s' if difference.tasks != 1 else ''}"
+                f"{plural(difference.tasks, 'task')}"
                 + (" (too few tasks differ for p < 0.05)" if difference.too_few else ""),
             ]
         )
     return [
         behaviour_headline(behaviour),
         f"(from the transcripts of the scored {unit} of the {behaviour.tasks} compared "
-        f"task{'s' if behaviour.tasks != 1 else ''} measured on both sides)",
+        f"{'task' if behaviour.tasks == 1 else 'tasks'} measured on both sides)",
         tabulate(table, tablefmt="plain", disable_numparse=True),
     ]
 
@@ -214,7 +215,7 @@ def power_line(power: PowerNote) -> str:
     if repeated.attempt_pairs is None:
         return f"{lead} only past {MAX_SHOWN:,} attempt pairs at this discordance ({observed})."
     options = ", ".join(
-        f"{tasks:,} tasks at {k} attempt{'s' if k != 1 else ''} each"
+        f"{tasks:,} tasks at {plural(k, 'attempt')} each"
         for k, tasks in repeated.tasks_by_attempts.items()
         if tasks is not None
     )
@@ -265,7 +266,7 @@ def _mean_difference(mean: MeanDifference, level: str) -> list[str]:
     interval, estimate = paired.difference, paired.difference.estimate
     low = _amount(mean, interval.low, signed=True, unit=False)
     high = _amount(mean, interval.high, signed=True, unit=False)
-    tasks = f"over {paired.n} task{'s' if paired.n != 1 else ''}"
+    tasks = f"over {plural(paired.n, 'task')}"
     if low == high:  # the same difference on every task: an interval would say nothing
         return [_amount(mean, estimate, signed=True), f"{tasks}, the same on each"]
     return [f"{_amount(mean, estimate, signed=True)} [{level} {low}, {high}]", tasks]

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from gitgauge.core.records import RunManifest, RunResult
+from gitgauge.core.text import plural
 from gitgauge.reporting.rows import FEW_TASKS
 
 if TYPE_CHECKING:
@@ -26,7 +27,8 @@ def error_warnings(sides: Sequence[tuple[str, list[RunResult]]]) -> list[str]:
         graded = len(attempts) - errors
         if errors > graded:
             found.append(
-                f"{name}: {errors} of its {len(attempts)} pairs are errors and only {graded} "
+                f"{name}: {errors} of its {plural(len(attempts), 'pair')} "
+                f"{'is an error' if errors == 1 else 'are errors'} and only {graded} "
                 f"scored: the comparison says more about its setup than its agent (see "
                 "`gitgauge report --tasks`)"
             )
@@ -64,7 +66,7 @@ def side_warnings(
         found.append(f"A and B are the same results (config {a.config} of run {a.run.run_id})")
     if set(by_task_a) != set(by_task_b):
         found.append(
-            f"different task sets: {name_a} ran {len(by_task_a)} tasks, {name_b} "
+            f"different task sets: {name_a} ran {plural(len(by_task_a), 'task')}, {name_b} "
             f"{len(by_task_b)}; only the {shared} both ran are compared"
         )
     attempts_a = {len(attempts) for attempts in by_task_a.values()}
@@ -76,8 +78,8 @@ def side_warnings(
         )
     if shared < FEW_TASKS and max(attempts_a | attempts_b) > 1:
         found.append(
-            f"only {shared} tasks: a bootstrap interval over fewer than {FEW_TASKS} tasks is too "
-            "narrow; go by the p-value"
+            f"only {plural(shared, 'task')}: a bootstrap interval over fewer than {FEW_TASKS} "
+            "tasks is too narrow; go by the p-value"
         )
     boxes_a, boxes_b = _sandboxes(a), _sandboxes(b)
     if set(boxes_a) != set(boxes_b) or len(boxes_a) > 1 or len(boxes_b) > 1:
@@ -130,7 +132,8 @@ def _manifest_differences(
     differs("setup commands", lambda manifest: manifest.setupCommand, repr)
     if set(manifest_a.tasks) != set(manifest_b.tasks):
         found.append(
-            f"the runs were planned on different task sets ({len(manifest_a.tasks)} tasks for "
+            "the runs were planned on different task sets "
+            f"({plural(len(manifest_a.tasks), 'task')} for "
             f"{name_a}'s run, {len(manifest_b.tasks)} for {name_b}'s)"
         )
     differs("gitgauge versions", lambda manifest: manifest.gitgaugeVersion)

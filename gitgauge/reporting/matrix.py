@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from gitgauge.core import kinds
 from gitgauge.core.kinds import CellNotes
 from gitgauge.core.records import wall_seconds
+from gitgauge.core.text import plural
 from gitgauge.reporting.attempts import attempts_by_task, task_mean, total_of
 from gitgauge.reporting.behaviour import BEHAVIOUR_METRICS, measured, ran_tests
 
@@ -80,7 +81,7 @@ class MatrixCell:
             return status + (", regressed" if self.regressed else "") + self.notes.single
         parts = [f"{self.resolved}/{self.attempts}" + self.notes.per_count, *self.notes.parts]
         if self.errors:
-            parts.append(f"{self.errors} error" + ("s" if self.errors > 1 else ""))
+            parts.append(plural(self.errors, "error"))
         if self.regressed:
             parts.append(f"{self.regressed} regressed")
         return ", ".join(parts)

@@ -24,6 +24,7 @@ from gitgauge.core.store import (
     config_dir_name,
 )
 from gitgauge.core.task_ids import resolve_task_id
+from gitgauge.core.text import plural
 from gitgauge.core.worktree import Warn
 from gitgauge.running import harness as harnesses
 from gitgauge.running.adapters.base import Adapter, create
@@ -51,7 +52,8 @@ def command_drift(tasks: Sequence[Task], config: RepoConfig) -> str | None:
         other = [command for command in mined if command != now]
         if other:
             drifted.append(
-                f"{len(other)} of {len(tasks)} task(s) were mined with {key} {other[0]!r}, "
+                f"{len(other)} of {plural(len(tasks), 'task')} "
+                f"{'was' if len(other) == 1 else 'were'} mined with {key} {other[0]!r}, "
                 f"gitgauge.yaml has {now!r}"
             )
     if not drifted:

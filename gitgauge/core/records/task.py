@@ -135,8 +135,9 @@ class FixTaskFields(FieldGroup):
     report, and of no test file of the fix): neither FAIL_TO_PASS nor PASS_TO_PASS (0 in files
     written before it existed)."""
     failToPassOutsideFix: StrictBool = False
-    """Per-test tasks: FAIL_TO_PASS holds no test of the fix's own test files: real only if
-    those tests failed before the fix for the reason it repairs; review it."""
+    """Per-test tasks: FAIL_TO_PASS holds none of the fix's own tests: the failing tests live in
+    files the fix did not change (neither their test file nor a data file their parameter
+    names): real only if those tests failed before the fix for the reason it repairs; review it."""
 
 
 class MergeTaskFields(FieldGroup):
@@ -154,6 +155,12 @@ class MergeTaskFields(FieldGroup):
     """The paths re-merging `other` into `base` leaves in conflict."""
     conflictRegions: StrictInt | None = None
     """Conflict regions over those files (a modify/delete counts as one)."""
+    outsideConflicts: list[StrictStr] = Field(default_factory=list)
+    """The paths the recorded merge changed beyond git's own merge of `base` and `other` and
+    the conflict resolution (an evil merge's edits, a test file it renamed: both paths of a
+    rename), sorted: where its tree differs from `git merge-tree --write-tree` of the parents
+    outside `conflictFiles`. Gold writes them; `exactTree` needs them, `exact` and `resolved`
+    do not (docs/guide/merge-tasks.md). Empty in files mined before it existed."""
     testsAtMerge: StrictBool | None = None
     """Whether `testCommand` passed at the recorded merge (False: scored by exact match only)."""
 

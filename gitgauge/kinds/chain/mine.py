@@ -32,6 +32,7 @@ from gitgauge.core.records import MergeDifficulty, Task
 from gitgauge.core.sandbox import Mounts, Sandbox
 from gitgauge.core.schema import RepoConfig
 from gitgauge.core.suite import UserCommands
+from gitgauge.core.text import plural
 from gitgauge.core.worktree import Warn
 from gitgauge.kinds.mined import KindSummary
 from gitgauge.mining import classify
@@ -87,7 +88,7 @@ class ChainSummary(KindSummary):
         untested = sum(1 for task in self.tasks if not task.testsAtNewest) // 2
         return (
             f"chain tasks:       {len(self.tasks)} (rebase and commits per chain; "
-            f"suite fails at the newest commit: {untested} chain(s))"
+            f"suite fails at the newest commit: {plural(untested, 'chain')})"
         )
 
 

@@ -17,7 +17,7 @@ from gitgauge.core.kinds import KindPair, PairContext, TaskKind, register
 from gitgauge.core.paths import is_test_file
 from gitgauge.core.prompt_request import RewriteRequest
 from gitgauge.core.records import FixResultDraft, Task
-from gitgauge.core.suite import NO_REPORT_HINT
+from gitgauge.core.suite import fallback_warning
 from gitgauge.core.worktree import lay_files
 from gitgauge.kinds.fix.grade import grade
 from gitgauge.mining.rewrite_request import build_request, gather_source
@@ -106,7 +106,7 @@ class _FixPair(KindPair):
             passToPassFailed=verdict.pass_to_pass_failed,
         )
         if verdict.report_problem is not None:
-            pair.warn(f"{verdict.report_problem}: {NO_REPORT_HINT}")
+            pair.warn(fallback_warning(verdict.report_problem))
         if verdict.base_test is not None:
             draft.update(
                 baseTestExitCode=verdict.base_test.exit_code,

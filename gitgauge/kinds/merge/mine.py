@@ -29,6 +29,7 @@ from gitgauge.core.records import MergeDifficulty, Task
 from gitgauge.core.sandbox import Mounts, Sandbox
 from gitgauge.core.schema import RepoConfig
 from gitgauge.core.suite import UserCommands
+from gitgauge.core.text import plural
 from gitgauge.core.worktree import Warn
 from gitgauge.kinds.mined import KindSummary
 from gitgauge.mining import classify
@@ -102,7 +103,7 @@ class MergeMiner(KindMiner):
                 continue
             summary.conflicted += 1
             if context.dry_run:
-                events.on_skip(commit, f"merge candidate ({found.regions} conflict(s))")
+                events.on_skip(commit, f"merge candidate ({plural(found.regions, 'conflict')})")
             else:
                 to_verify.append(found)
         events.on_total(len(to_verify))
@@ -258,7 +259,7 @@ def verify_merge(
     files = list(candidate.remade.conflicted)
     if candidate.outside:
         count = len(candidate.outside)
-        changed = f"the merge also changed {count} file(s) outside the conflicts"
+        changed = f"the merge also changed {plural(count, 'file')} outside the conflicts"
         note = f"{note}; {changed}" if note else changed
     task = Task(
         id=classify.task_id(commit.sha, commit.subject),
