@@ -125,7 +125,7 @@ def _per_test(
     skipped = outcomes.count("skipped")
     failing = ran - passed - skipped
     text = (
-        f"testCommand {where}: {ran} tests ran, {passed} passed"
+        f"testCommand {where}: {plural(ran, 'test')} ran, {passed} passed"
         + (f", {skipped} skipped" if skipped else "")
         + f" ({result.seconds:.1f} s, exit {result.exit_code})"
     )

@@ -10,6 +10,7 @@ from gitgauge.core.config import CONFIG_FILE
 from gitgauge.core.errors import GitGaugeError
 from gitgauge.core.git import Repository
 from gitgauge.core.schema import RepoConfig
+from gitgauge.core.text import plural
 from gitgauge.core.worktree import Warn
 from gitgauge.init.records import Measured
 from gitgauge.mining.mine import mining_sandbox
@@ -79,6 +80,7 @@ def measured_line(measured: Measured) -> str:
     if measured.tests is None:
         counted = "no per-test report"
     else:
-        tests = f"{measured.tests} test{'' if measured.tests == 1 else 's'}"
-        counted = f"{tests} ran, {measured.passed} passed ({measured.report})"
+        counted = (
+            f"{plural(measured.tests, 'test')} ran, {measured.passed} passed ({measured.report})"
+        )
     return f"{counted}, exit {measured.exit_code}, {measured.seconds:.1f} s"
