@@ -16,6 +16,7 @@ from gitgauge.core.git import Repository
 from gitgauge.core.store import STATE_DIR, Store, StoredRun, atomic_write_text
 from gitgauge.reporting import benchmarks
 from gitgauge.reporting.compare import compare as compare_sides
+from gitgauge.reporting.compare_markdown import render_markdown as render_comparison_markdown
 from gitgauge.reporting.compare_render import render_json as render_comparison_json
 from gitgauge.reporting.compare_render import render_text as render_comparison
 from gitgauge.reporting.html import pair_links, pair_transcripts, render_html
@@ -103,6 +104,7 @@ def write_html(store: Store, rows: list[ReportRow], given: str, *, with_run: boo
 
 class CompareFormat(str, Enum):
     text = "text"
+    markdown = "markdown"
     json = "json"
 
 
@@ -185,14 +187,31 @@ def compare(
         str, typer.Argument(metavar="B", help="The config to compare with A (B - A).")
     ],
     output_format: Annotated[
-        CompareFormat, typer.Option("--format", help="text, or json for scripts.")
+        CompareFormat,
+        typer.Option(
+            "--format",
+            help="text; markdown (one document for a pull-request comment: the verdict first, "
+            "the numbers, the tasks that went either way); or json for scripts.",
+        ),
     ] = CompareFormat.text,
     kind: Annotated[str | None, COMPARE_KIND_OPTION] = None,
+    links: Annotated[
+        str | None,
+        typer.Option(
+            "--links",
+            metavar="URL",
+            help="With --format markdown: the URL where this repository's .gitgauge/ is "
+            "published (a CI artifact's base URL); each listed task links to its patches at "
+            "URL/runs/<run>/logs/<config>/<task>/agent.patch.",
+        ),
+    ] = None,
 ) -> None:
     """Did B do better than A? Paired over the tasks both ran, with 95% intervals, a p-value and
     a one-sentence verdict that says when the difference could be chance."""
 
     def action() -> None:
+        if links is not None and output_format is not CompareFormat.markdown:
+            raise UsageError("--links is for --format markdown (its task lists link patches)")
         repo = Repository(Path.cwd())
         store = Store(repo.root)
         runs = _only_kind(store.load_runs(warn=warn), kind)
@@ -207,6 +226,8 @@ def compare(
         comparison = compare_sides(runs, side_a, side_b, runs_dir=store.runs_dir)
         if output_format is CompareFormat.json:
             say(render_comparison_json(comparison))
+        elif output_format is CompareFormat.markdown:
+            say(render_comparison_markdown(comparison, links=links, store=store).rstrip("\n"))
         else:
             say(render_comparison(comparison))
         if comparison.refusal is not None:

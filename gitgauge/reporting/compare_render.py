@@ -37,7 +37,7 @@ def render_text(comparison: Comparison) -> str:
         f"A: {c.name_a}  (run {c.a.run.run_id})",
         f"B: {c.name_b}  (run {c.b.run.run_id})",
         f"Compared on the {plural(len(c.tasks), 'task')} both ran"
-        + (f" ({_attempts_note(c)})." if paired.repeated else ", one attempt each."),
+        + (f" ({attempts_note(c)})." if paired.repeated else ", one attempt each."),
     ]
     if c.harness is not None:
         lines.append(f"Harness B vs A: {c.harness}")
@@ -46,15 +46,19 @@ def render_text(comparison: Comparison) -> str:
         ["", c.name_a, c.name_b],
         [
             "resolved" + (" attempts" if paired.repeated else ""),
-            f"{_resolved(c.a, c.tasks)}/{c.attempts_a}",
-            f"{_resolved(c.b, c.tasks)}/{c.attempts_b}",
+            f"{resolved_count(c.a, c.tasks)}/{c.attempts_a}",
+            f"{resolved_count(c.b, c.tasks)}/{c.attempts_b}",
         ],
         ["resolve rate [95% CI]", format_rate(c.rate_a), format_rate(c.rate_b)],
         ["errors (count as unresolved)", str(c.errors_a), str(c.errors_b)],
     ]
     for mean in c.means:
         side_by_side.append(
-            [f"avg {mean.metric}", _mean(mean, mean.paired.mean_a), _mean(mean, mean.paired.mean_b)]
+            [
+                f"avg {mean.metric}",
+                mean_text(mean, mean.paired.mean_a),
+                mean_text(mean, mean.paired.mean_b),
+            ]
         )
     lines += ["", tabulate(side_by_side, tablefmt="plain", disable_numparse=True), ""]
     if paired.repeated:
@@ -78,7 +82,7 @@ def render_text(comparison: Comparison) -> str:
         ]
     ]
     for mean in c.means:
-        differences.append([mean.metric, *_mean_difference(mean, level)])
+        differences.append([mean.metric, *mean_difference_text(mean, level)])
     lines += [
         "",
         f"{c.name_b} - {c.name_a}:",
@@ -229,20 +233,20 @@ def power_line(power: PowerNote) -> str:
 MAX_SHOWN = 100_000
 
 
-def _attempts_note(c: Comparison) -> str:
+def attempts_note(c: Comparison) -> str:
     per_a = {len(attempts) for attempts in attempts_by_task(c.a.results).values()}
     per_b = {len(attempts) for attempts in attempts_by_task(c.b.results).values()}
     return f"{counts_text(per_a)} attempts per task for A, {counts_text(per_b)} for B"
 
 
-def _resolved(side: Side, tasks: Sequence[str]) -> int:
+def resolved_count(side: Side, tasks: Sequence[str]) -> int:
     wanted = set(tasks)
     return sum(
         1 for result in side.results if result.task in wanted and result.status == "resolved"
     )
 
 
-def _mean(mean: MeanDifference, value: float | None) -> str:
+def mean_text(mean: MeanDifference, value: float | None) -> str:
     if value is None:
         return "-"
     return _amount(mean, value, signed=False)
@@ -259,7 +263,7 @@ def _amount(mean: MeanDifference, value: float, *, signed: bool, unit: bool = Tr
     return f"{sign}{size}{mean.unit if unit else ''}"
 
 
-def _mean_difference(mean: MeanDifference, level: str) -> list[str]:
+def mean_difference_text(mean: MeanDifference, level: str) -> list[str]:
     paired = mean.paired
     if paired.difference is None or paired.difference.estimate is None:
         return ["-", f"no compared task has a {mean.metric} on both sides"]
