@@ -568,22 +568,6 @@ def test_the_judge_model_flag_needs_the_judge(judge_repo: ChainRepo, tmp_path: P
     assert "--judge-model goes with --judge (or chains.judge: true)" in run.stderr
 
 
-def test_a_remote_executor_refuses_commit_history_tasks(
-    judge_repo: ChainRepo, tmp_path: Path
-) -> None:
-    config = tmp_path / "gold.yaml"
-    config.write_text("name: gold\nadapter: gold\n")
-    runs = judge_repo.root / ".gitgauge" / "runs"
-    before = sorted(runs.iterdir()) if runs.exists() else []
-    run = run_gitgauge("run", "--executor", "ray", "-c", str(config), cwd=judge_repo.root)
-    assert run.returncode == 2, run.stderr
-    assert (
-        "--executor ray (or run.executor) cannot run commits and rebase tasks, which need this "
-        "repository: run them with --executor local"
-    ) in run.stderr
-    assert (sorted(runs.iterdir()) if runs.exists() else []) == before  # nothing was started
-
-
 def test_with_the_full_history_both_workspaces_start_on_the_chain_not_on_your_main(
     tmp_path: Path,
 ) -> None:

@@ -144,19 +144,23 @@ def _free_port(ip: str) -> int:
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[Cluster]:
+def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
+    """The module's cluster. Another module that imports this fixture sets `RAY_NODE_IPS` (two
+    loopback addresses of its own): the test workers run modules side by side, and two clusters
+    must not share a node address."""
     need_ray()
+    head_ip, second_ip = getattr(request.module, "RAY_NODE_IPS", (HEAD_IP, SECOND_IP))
     # Short paths: Ray's unix sockets live under its temp dir (at most 107 characters).
     base = Path(tempfile.mkdtemp(prefix="gg-ray-"))
     home = base / "home"
     home.mkdir()
     (home / ".gitconfig").write_text("[user]\n\tname = t\n\temail = t@t.invalid\n", "utf-8")
     ray_bin = str(Path(sys.executable).parent / "ray")
-    port = _free_port(HEAD_IP)
-    nodes = Cluster(f"{HEAD_IP}:{port}", {}, {}, {})
+    port = _free_port(head_ip)
+    nodes = Cluster(f"{head_ip}:{port}", {}, {}, {})
     try:
-        for ip in (HEAD_IP, SECOND_IP):
-            name = "n1" if ip == HEAD_IP else "n2"
+        for ip in (head_ip, second_ip):
+            name = "n1" if ip == head_ip else "n2"
             nodes.temp[ip] = base / name / "tmp"
             nodes.ray_temp[ip] = base / name / "ray"
             nodes.temp[ip].mkdir(parents=True)
@@ -178,7 +182,7 @@ def cluster() -> Iterator[Cluster]:
             )
             where = (
                 ["--head", f"--port={port}", "--include-dashboard=false"]
-                if ip == HEAD_IP
+                if ip == head_ip
                 else [f"--address={nodes.address}"]
             )
             started = subprocess.run(

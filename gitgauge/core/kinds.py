@@ -113,6 +113,17 @@ class TaskKind(ABC):
         the fix's files."""
         return ()
 
+    def remote_reads(  # noqa: B027 - most kinds read nothing past their history
+        self, repo: Repository, task: Task, *, gold: bool, judging: bool
+    ) -> None:
+        """Make, through `repo`, every read of the user's repository that a pair of `task`
+        makes beyond its history copy (`history_tips`) and the files and listings the hooks
+        above ship (a commits task's chain, past its base); `gold`: the pair's adapter reads
+        the fix; `judging`: the run's judge compares the pair's work with the original
+        (`chains.judge`). A remote executor makes them on the driver through a repository
+        that records them (`git`, `read_blob`, `is_submodule`, `diff_names`,
+        `tree_listing`), and a node answers them from the record. By default none."""
+
     @abstractmethod
     def gold(self, repo: Repository, task: Task, workspace: Path) -> None:
         """Write the task's own answer into `workspace` (the `gold` baseline)."""

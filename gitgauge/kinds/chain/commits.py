@@ -19,6 +19,7 @@ from gitgauge.core.git.series import (
     commit_author,
     commit_everything,
     raw_message,
+    show_original,
 )
 from gitgauge.core.kinds import KindPair, PairContext, register
 from gitgauge.core.records import ChainResultDraft, Task
@@ -43,6 +44,23 @@ class CommitsKind(ChainKind):
                 author=commit_author(repo, commit),
                 paths=paths,
             )
+
+    def remote_reads(self, repo: Repository, task: Task, *, gold: bool, judging: bool) -> None:
+        """The chain lies past the workspace's history (its parent): what `enter` lays in (the
+        newest tree's files), what `gold` commits (each commit's files, message and author)
+        and the original series the judge is shown (`chains.judge`)."""
+        for path in self.gold_paths(repo, task):
+            if not repo.is_submodule(task.fix, path):
+                repo.read_blob(task.fix, path)
+        if gold:
+            for commit in task.chain:
+                for path in chain_commit_paths(repo, commit):
+                    if not repo.is_submodule(commit, path):
+                        repo.read_blob(commit, path)
+                raw_message(repo, commit)
+                commit_author(repo, commit)
+        if judging:
+            show_original(repo, task.chain)
 
     def enter(self, context: PairContext) -> KindPair:
         # Here, not at the top: a report loads the kinds, and no running/ with them.

@@ -70,9 +70,11 @@ class ChainKind(TaskKind):
     # With `chains.testEachCommit`, every commit of the series is tested (`graded_commit`).
     graded_by_suite = True
     rewritable = False
-    # A pair reads the chain's commits (gold, the original series for the judge, the newest
-    # tree for a commits workspace) from the user's repository, which a node does not have.
-    remote = False
+
+    def compared_trees(self, task: Task) -> tuple[str, ...]:
+        """The chain's commits: the checks compare the series with the newest tree, and
+        `testEachCommit` every commit's files with the original versions (by object id)."""
+        return tuple(task.chain)
 
     def gold_paths(self, repo: Repository, task: Task) -> list[str]:
         """Every path a commit of the chain changes (both sides of renames)."""

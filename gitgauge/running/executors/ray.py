@@ -149,12 +149,14 @@ class RayExecutor(PairExecutor):
             for job in pending:
                 task = job.task
                 tips = history_tips(task)
-                if tips not in packs:
+                if tips and tips not in packs:  # a fixture has no history: its task file is all
                     packs[tips] = ray.put(pack_history(pair.repo, tips))
                 reads_fix = job.planned.adapter.reads_fix
                 key = (task.id, reads_fix)
                 if key not in fixes:
-                    fixes[key] = fix_files(pair.repo, task, with_source=reads_fix)
+                    fixes[key] = fix_files(
+                        pair.repo, task, with_source=reads_fix, judging=pair.config.chains.judge
+                    )
                 request = NodePairRequest(
                     run_id=pair.run_id,
                     planned=job.planned,
@@ -163,12 +165,13 @@ class RayExecutor(PairExecutor):
                     config=pair.config,
                     fix=fixes[key],
                     env=env,
-                    tags=pair.repo.tags_at(task.base),
+                    tags=pair.repo.tags_at(task.base) if tips else (),
+                    mode=pair.mode,
                 )
                 # The pack goes inside a list: Ray then does not fetch it to the node before
                 # the pair starts, and a node that already has the copy never fetches it.
                 ref = _run_pair.options(**options).remote(
-                    request, [packs[tips]], harnesses[job.planned.config.name]
+                    request, [packs[tips]] if tips else [], harnesses[job.planned.config.name]
                 )
                 running[ref] = job
             if pending:

@@ -4,14 +4,17 @@ Travels to a node: the history up to the task's `base` as one git pack of exactl
 reachable from `base` (never the fix; for a merge task, from `base` and `other`, never the
 recorded merge, whose tree listing travels instead, ids only, for grading) with the tags in
 `base`'s history (their objects in the pack, their names in the request), the fix's test
-files, and for adapters that read the fix (`gold`) the fix's own changes; the configs, and each
+files, and for adapters that read the fix (`gold`) the fix's own changes; for a chain task the
+chain's tree listings and what its kind reads past the copy (`TaskKind.remote_reads`, recorded
+here: `core.git.recorded`); for a fixture task nothing but the task, which holds its fixture (no
+history: the node builds the fixture's repository in its own sandbox); the configs, and each
 config's harness sources by value (the `files` overlays and the `configDir`, never a
 credentials file), once per config. The node turns the pack into a bare history copy once
 (later pairs of the task on that node reuse it; each pair works in an overlay repository of its
 own), lays the harness sources out in the pair's own directory, makes its own sandbox from
 `run.sandbox` (its bwrap, its paths), and runs the same `Pair.run` as a local run, on a
-`ShippedRepository` that answers the fix's files from what was shipped. Comes back: the
-`RunResult` and the pair's log files.
+`ShippedRepository` that answers the fix's files and the recorded reads from what was shipped.
+Comes back: the `RunResult` and the pair's log files.
 
 Nothing here imports `ray`: the Ray glue (`ray.py`) calls `run_on_node`, and tests can too.
 """
@@ -30,12 +33,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitgauge import __version__
 from gitgauge.core import kinds, process
 from gitgauge.core.errors import GitError, GitGaugeError
 from gitgauge.core.git import Blob, ChangedPath, Repository, history
 from gitgauge.core.git.history import HistoryCopy
+from gitgauge.core.git.recorded import RecordedReads, RecordingRepository, ReplayingRepository
 from gitgauge.core.git.tags import Tag, TagCache
 from gitgauge.core.records import RunResult, Task
 from gitgauge.core.sandbox import Sandbox
@@ -45,6 +50,10 @@ from gitgauge.core.store import Store
 from gitgauge.running.adapters.base import Adapter
 from gitgauge.running.executors import other_parent
 from gitgauge.running.executors.shipped_harness import ShippedHarness, materialize_harness
+
+if TYPE_CHECKING:
+    from gitgauge.running.pair import Pair
+    from gitgauge.running.plan import PlannedConfig
 
 NODE_PREFIX = "gitgauge-ray-"
 """Everything a run leaves on a node lives in `<node temp>/gitgauge-ray-<run id>/`."""
@@ -64,11 +73,21 @@ class FixFiles:
     trees: dict[str, str] = field(default_factory=dict)
     """Commit -> its tree as `git ls-tree -r -z` lists it, for each commit the kind's grading
     compares by object id (`TaskKind.compared_trees`: a merge's recorded merge, for `exact` and
-    `exactTree`): object ids and paths, never contents."""
+    `exactTree`; the chain kinds' chain): object ids and paths, never contents."""
+    reads: RecordedReads = field(default_factory=RecordedReads)
+    """What the kind reads of the user's repository past the history copy
+    (`TaskKind.remote_reads`: a commits task's chain), answered from this record."""
 
 
-def fix_files(repo: Repository, task: Task, *, with_source: bool) -> FixFiles:
+def fix_files(
+    repo: Repository, task: Task, *, with_source: bool, judging: bool = False
+) -> FixFiles:
+    """What a node gets of the task's answer side: `with_source` for adapters that read the
+    fix (`gold`), `judging` when the run's judge compares a pair's work with the original."""
     kind = kinds.get(task.kind)
+    if not kind.history_tips(task):
+        # A kind with a repository of its own (a fixture): the task file holds all it needs.
+        return FixFiles(fix="", files={})
     # What grading lays over any agent's result (a fix's tests, a merge's outside changes).
     paths = list(dict.fromkeys(kind.laid_paths(task)))
     changes: tuple[ChangedPath, ...] | None = None
@@ -84,7 +103,18 @@ def fix_files(repo: Repository, task: Task, *, with_source: bool) -> FixFiles:
     files = {path: repo.read_blob(task.fix, path) for path in paths if path not in submodules}
     # Grading that compares trees by id (a merge's) gets their listings, ids only.
     trees = {commit: repo.tree_listing(commit) for commit in kind.compared_trees(task)}
-    return FixFiles(fix=task.fix, files=files, submodules=submodules, changes=changes, trees=trees)
+    # What the kind's pair reads past the history (a commits task's chain), recorded here.
+    recording = RecordingRepository(repo)
+    kind.remote_reads(recording, task, gold=with_source, judging=judging)
+    reads = recording.reads
+    return FixFiles(
+        fix=task.fix,
+        files=files,
+        submodules=submodules,
+        changes=changes,
+        trees=trees,
+        reads=reads,
+    )
 
 
 def history_tips(task: Task) -> tuple[str, ...]:
@@ -98,37 +128,55 @@ def pack_history(repo: Repository, tips: tuple[str, ...]) -> bytes:
     return history.pack_of(repo, tips)
 
 
-class ShippedRepository(Repository):
+class ShippedRepository(ReplayingRepository):
     """A node's stand-in for the user's repository: a bare history copy up to `base`, plus the
     fix's files that were shipped. There is no user checkout on a node to protect."""
 
-    def __init__(self, root: Path, fix: FixFiles) -> None:  # no super(): no work tree here
+    def __init__(self, root: Path, fix: FixFiles, *, held: tuple[str, ...] = ()) -> None:
+        # No super(): no work tree here (`root`: the history copy; for a fixture, the run's
+        # node directory, which only names the owner of the pair's temporary folders).
         self._local = threading.local()
         self.root = root
         self.fix = fix
+        self.reads = fix.reads
+        self.held = frozenset(held)
+        """The commits the copy holds the history of (the task's `history_tips`): a fix
+        among them (a rebase task's newest commit, its base) is read from the copy."""
         self._tags = TagCache(root)  # the copy's own: the tags in base's history
 
+    def _shipped(self, commit: str) -> bool:
+        """Whether `commit` is the fix, answered from what was shipped (not in the copy)."""
+        return commit == self.fix.fix and commit not in self.held
+
     def read_blob(self, commit: str, path: str) -> Blob | None:
-        if commit != self.fix.fix:
+        if (commit, path) in self.reads.blobs:
+            return self.reads.blobs[(commit, path)]
+        if not self._shipped(commit):
             return super().read_blob(commit, path)
         if path not in self.fix.files:
             raise GitError(f"{path} of the fix {commit[:12]} was not sent to this node")
         return self.fix.files[path]
 
     def is_submodule(self, commit: str, path: str) -> bool:
-        if commit != self.fix.fix:
+        if (commit, path) in self.reads.submodules:
+            return self.reads.submodules[(commit, path)]
+        if not self._shipped(commit):
             return super().is_submodule(commit, path)
         return path in self.fix.submodules
 
     def tree_listing(self, commit: str) -> str:
         if commit in self.fix.trees:
             return self.fix.trees[commit]
-        if commit != self.fix.fix:
+        if commit in self.reads.trees:
+            return self.reads.trees[commit]
+        if not self._shipped(commit):
             return super().tree_listing(commit)
         raise GitError(f"the tree of {commit[:12]} was not sent to this node")
 
     def diff_names(self, old: str, new: str) -> list[ChangedPath]:
-        if new != self.fix.fix:
+        if (old, new) in self.reads.changes:
+            return list(self.reads.changes[(old, new)])
+        if not self._shipped(new):
             return super().diff_names(old, new)
         if self.fix.changes is None:
             raise GitError(f"the changes of the fix {new[:12]} were not sent to this node")
@@ -157,6 +205,8 @@ class NodePairRequest:
     tags: tuple[Tag, ...] = ()
     """The tags in the task's base's history (`Repository.tags_at`): the node's copy holds
     them, their objects come in the pack."""
+    mode: str | None = None
+    """`run --mode` (`Pair.mode`): the mode of every task whose kind has modes."""
     version: str = __version__
     """The driver's gitgauge version (a node that joined after the start check compares it)."""
 
@@ -203,18 +253,22 @@ def run_on_node(
     node: str,
 ) -> NodePairOutcome:
     """Run one pair here with `Pair.run`, exactly as a local run does, with the config's
-    harness laid out from `harness` (what the driver read); `node` names this node in messages."""
+    harness laid out from `harness` (what the driver read); `node` names this node in messages.
+    A task with no history (a fixture, whose task file holds its fixture) gets no copy: its
+    pair builds its own repository here, in this node's sandbox."""
     from gitgauge.running.pair import Pair
     from gitgauge.running.plan import PlannedConfig
-    from gitgauge.running.workspace import TaskWorkspaces
 
     planned = request.planned
     assert isinstance(planned, PlannedConfig)
     task = request.task
     root = node_root(request.run_id)
     (root / "tmp").mkdir(parents=True, exist_ok=True)
-    copy, copied = _history_copy(root / "history", history_tips(task), load_pack, request.tags)
-    repo = ShippedRepository(copy, request.fix)
+    tips = history_tips(task)
+    copy, copied = (
+        _history_copy(root / "history", tips, load_pack, request.tags) if tips else (None, False)
+    )
+    repo = ShippedRepository(copy or root, request.fix, held=tips)
     # No `worktree.link` on a node (its directories are on the user's machine).
     config = request.config.model_copy(update={"worktree": WorktreeSettings()})
     warnings: list[str] = []
@@ -240,30 +294,18 @@ def run_on_node(
                 sandbox = node_sandbox(config, planned.source, planned.adapter, warnings.append)
             except GitGaugeError as error:
                 log_dir.mkdir(parents=True, exist_ok=True)
-                now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-                result = RunResult(
-                    runId=request.run_id,
-                    config=planned.config.name,
-                    task=task.id,
-                    attempt=request.attempt,
-                    status="error",
-                    errorKind="internal",
-                    errorMessage=f"on node {node}: {error}",
-                    startedAt=now,
-                    finishedAt=now,
-                )
+                result = _node_error(request, planned, f"on node {node}: {error}")
             else:
-                pair = Pair(repo, config, store, request.run_id, warnings.append, sandbox=sandbox)
-                with TaskWorkspaces(
+                pair = Pair(
                     repo,
-                    task.base,
-                    history="isolated",
-                    link=[],
-                    warn=warnings.append,
-                    copy=HistoryCopy(copy, task.base),
-                    other=other_parent(task),
-                ) as prepared:
-                    result = pair.run(planned, task, prepared, attempt=request.attempt, slot=slot)
+                    config,
+                    store,
+                    request.run_id,
+                    warnings.append,
+                    sandbox=sandbox,
+                    mode=request.mode,
+                )
+                result = _run_pair(pair, planned, request, copy, slot=slot)
         logs = {
             str(path.relative_to(log_dir)): path.read_bytes()
             for path in sorted(log_dir.rglob("*"))
@@ -274,6 +316,45 @@ def run_on_node(
         shutil.rmtree(pair_root, ignore_errors=True)
     return NodePairOutcome(
         result=result, logs=logs, warnings=warnings, node=node, history_copied=copied
+    )
+
+
+def _run_pair(
+    pair: Pair, planned: PlannedConfig, request: NodePairRequest, copy: Path | None, *, slot: int
+) -> RunResult:
+    """`Pair.run` over the node's history copy, or with none (a kind with a repository of its
+    own starts from a fresh directory)."""
+    from gitgauge.running.workspace import TaskWorkspaces
+
+    task = request.task
+    if copy is None:
+        return pair.run(planned, task, None, attempt=request.attempt, slot=slot)
+    with TaskWorkspaces(
+        pair.repo,
+        task.base,
+        history="isolated",
+        link=[],
+        warn=pair.warn,
+        copy=HistoryCopy(copy, task.base),
+        other=other_parent(task),
+    ) as prepared:
+        return pair.run(planned, task, prepared, attempt=request.attempt, slot=slot)
+
+
+def _node_error(request: NodePairRequest, planned: PlannedConfig, message: str) -> RunResult:
+    """The pair's result when it cannot run on this node (the version, the agent, the
+    sandbox)."""
+    now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return RunResult(
+        runId=request.run_id,
+        config=planned.config.name,
+        task=request.task.id,
+        attempt=request.attempt,
+        status="error",
+        errorKind="internal",
+        errorMessage=message,
+        startedAt=now,
+        finishedAt=now,
     )
 
 
