@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("run", "run_agents"),
     "report": ("report", "report"),
     "compare": ("report", "compare"),
+    "ci": ("ci", "ci"),
     "export": ("export", "export"),
     "demo": ("demo", "demo"),
 }

@@ -7,8 +7,10 @@ from typing import Annotated
 
 import typer
 
+from gitgauge.ci.workflow import write_workflow
 from gitgauge.cli.common import guarded, say
 from gitgauge.core import process
+from gitgauge.core.git import Repository
 from gitgauge.init.flow import InitRequest, run_init
 
 DetectOption = Annotated[
@@ -35,11 +37,38 @@ EnvOption = Annotated[
     ),
 ]
 
+CiOption = Annotated[
+    str | None,
+    typer.Option(
+        "--ci",
+        metavar="PROVIDER",
+        help="github: write .github/workflows/gitgauge.yml (`gitgauge ci` on pull requests "
+        "that change the harness) and its agent config, and nothing else.",
+    ),
+]
 
-def init(detect: DetectOption = False, write: WriteOption = False, env: EnvOption = False) -> None:
+
+def init(
+    detect: DetectOption = False,
+    write: WriteOption = False,
+    env: EnvOption = False,
+    ci: CiOption = None,
+) -> None:
     """Write gitgauge.yaml from what the project's files say (the test runner and command, the
     interpreter, worktree.link, per-test reports, timeouts from a run at HEAD), each choice
     printed with its source, and .gitgauge/.gitignore. An existing gitgauge.yaml is kept:
     --detect shows the change detection proposes, --write applies it."""
+    if ci is not None:
+        guarded(lambda: _write_ci(ci))
+        return
     request = InitRequest(detect=detect or write, write=write, env=env)
     guarded(lambda: run_init(Path.cwd(), request, env=process.clean_env(), say=say))
+
+
+def _write_ci(provider: str) -> None:
+    written = write_workflow(Repository(Path.cwd()).root, provider)
+    for path in written.created:
+        say(f"created {path}")
+    for path in written.kept:
+        say(f"kept existing {path}")
+    say("next: add the ANTHROPIC_API_KEY secret, commit both files (docs/guide/ci.md)")

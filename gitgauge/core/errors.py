@@ -20,6 +20,12 @@ class ExitCode(IntEnum):
     # error in its first pairs) and finished the others: not a bad config (1), not a clean run
     # (0); a CI job can tell "fix the agent's setup, then --resume" from both.
     CONFIG_STOPPED = 3
+    # `ci --fail-if` / `--min-rate`: the comparison ran and its verdict fails the gate the
+    # workflow asked for (the comment is posted first).
+    GATE_FAILED = 4
+    # `ci` refused to run a pull request from a fork without `--allow-forks`: its harness files
+    # are untrusted input an agent holding the API key would follow.
+    CI_REFUSED = 5
     INTERRUPTED = 130  # SIGINT/SIGTERM: 128 + SIGINT, as shells report it
 
 
@@ -66,3 +72,15 @@ class Interrupted(GitGaugeError):
     """The user pressed Ctrl-C or the process got SIGTERM; cleanup has run."""
 
     exit_code = ExitCode.INTERRUPTED
+
+
+class GateFailed(GitGaugeError):
+    """`gitgauge ci`'s verdict fails the gate `--fail-if` or `--min-rate` set."""
+
+    exit_code = ExitCode.GATE_FAILED
+
+
+class CiRefused(GitGaugeError):
+    """`gitgauge ci` will not run this pull request (from a fork, without `--allow-forks`)."""
+
+    exit_code = ExitCode.CI_REFUSED

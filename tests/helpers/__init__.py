@@ -18,6 +18,8 @@ never from conftest.
 - `records`: records made by hand (`fix_task`, `result`).
 - `configs`: agent configs written for a run and their `-c` arguments.
 - `demo`: the mined demo as the `gitgauge run` tests use it.
+- `actions`: GitHub Actions' `pull_request` job for `gitgauge ci` (the pull request's commits, the
+  event file, the runner's variables, the check's comment among the fake GitHub's).
 - `adapters`: an adapter's context outside `gitgauge run`.
 - `harbor`: exported Harbor folders loaded by Harbor's own task model (or its documented
   layout), and their `solution/solve.sh` and `tests/test.sh` run on a copy of the base.
@@ -26,8 +28,9 @@ never from conftest.
 - `wheels`: a pure-Python wheel written by hand (an offline dependency for `init --env`).
 - `components`: real components (`require`: skipped locally, failed under `CI=true`; bubblewrap;
   the real claude CLI and its offline environment).
-- `fakes/`: the fake `claude` executable, and loopback fakes of the Anthropic Messages API and
-  the OpenAI Responses API on one server (`fakes.loopback`).
+- `fakes/`: the fake `claude` executable, and loopback fakes of the Anthropic Messages API,
+  the OpenAI Responses API and GitHub's REST API for a pull request's comments (`github_api`),
+  on one server (`fakes.loopback`).
 
 Two files here run as programs, so they import only the standard library: `prestarted.py`
 (started by path as the server) and `fakes/claude.py` (run by path through its `#!` line).
