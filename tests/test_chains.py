@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
+from helpers.chain_judge import BLOCK, fewer_commits_win, series_blocks, series_blocks_text
 from helpers.cli import run_gitgauge
 from helpers.configs import configs_args, gold_noop_and, write_configs
 from helpers.environment import isolated, path_without_claude
@@ -76,30 +77,6 @@ TESTS_FIRST = (
 CONFIGS = gold_noop_and(
     probe=PROBE, squash=SQUASH, dropper=DROPPER, paused=PAUSED, testsfirst=TESTS_FIRST
 )
-BLOCK = re.compile(
-    r"<untrusted-series-([ab])-([0-9a-f]{32})>\n(.*?)\n</untrusted-series-\1-\2>", re.S
-)
-
-
-def series_blocks(request: RecordedRequest) -> tuple[str, str]:
-    found = {name: text for name, _, text in BLOCK.findall(request.text)}
-    return found["a"], found["b"]
-
-
-def series_blocks_text(text: str) -> tuple[str, str]:
-    found = {name: shown for name, _, shown in BLOCK.findall(text)}
-    return found["a"], found["b"]
-
-
-def fewer_commits_win(request: RecordedRequest) -> str:
-    """The fake judge: the same text is a tie; otherwise the series with fewer commits wins."""
-    a, b = series_blocks(request)
-    if a == b:
-        return "The two series are the same.\nVERDICT: TIE"
-    count_a, count_b = a.count("--- commit "), b.count("--- commit ")
-    if count_a == count_b:
-        return "Neither is better.\nVERDICT: TIE"
-    return "Fewer, larger steps read better.\nVERDICT: " + ("A" if count_a < count_b else "B")
 
 
 @dataclass(frozen=True)

@@ -18,17 +18,17 @@ from typing import Any
 
 import pytest
 import yaml
+from helpers.chain_judge import fewer_commits_win
 from helpers.cli import run_gitgauge
 from helpers.configs import configs_args, gold_noop_and, write_configs
 from helpers.environment import isolated
 from helpers.fakes.anthropic_api import serve as serve_anthropic
 from helpers.fakes.messages_api import Reply
 from helpers.fakes.messages_api import serve as serve_messages
+from helpers.ray_cluster import Cluster, ray_flags, run_dir
+from helpers.ray_cluster import cluster as cluster  # the module's one cluster
 from helpers.repos import new_repo
 from helpers.repos.chains import build_chain_repo
-from test_chains import fewer_commits_win
-from test_executor_ray import Cluster, ray_flags, run_dir
-from test_executor_ray import cluster as cluster  # the module's one cluster
 
 from gitgauge.core.sandbox import probe
 

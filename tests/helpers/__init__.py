@@ -24,6 +24,9 @@ never from conftest.
 - `harbor`: exported Harbor folders loaded by Harbor's own task model (or its documented
   layout), and their `solution/solve.sh` and `tests/test.sh` run on a copy of the base.
 - `workspace`: acting as the agent in a pair's real workspace.
+- `ray_cluster`: a real two-node Ray cluster on loopback addresses, once per module (`cluster`),
+  and the flags and run folder the Ray tests read.
+- `chain_judge`: the fake chain judge (`fewer_commits_win`) and the series a judge request shows.
 - `hostile`: issue 34's one-task project and the cheats every kind of task is attacked with.
 - `wheels`: a pure-Python wheel written by hand (an offline dependency for `init --env`).
 - `components`: real components (`require`: skipped locally, failed under `CI=true`; bubblewrap;
