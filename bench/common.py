@@ -46,6 +46,9 @@ class Sizes:
     """Tests of the JUnit report rows 7a and 7b parse."""
     decisive_sleep: float = 1.0
     """Seconds the suite of row 2c sleeps: the order of a real project's small suite."""
+    ray_sleep: float = 2.0
+    """Seconds the suite of row 3r sleeps (`mine --executor ray`): long beside a Ray task's
+    overhead, as a real suite is."""
 
     @classmethod
     def full(cls) -> Sizes:
@@ -92,6 +95,7 @@ class Sizes:
             wide_tree_files=1_000,
             report_tests=5_000,
             decisive_sleep=0.2,
+            ray_sleep=0.3,
         )
 
 

@@ -15,8 +15,9 @@ time they really took (the jitter of `sleep` would otherwise swamp an overhead o
 disk out of the figures); the load average printed with the figures tells whether other work
 shared the machine.
 
-The rows live by family: rows_mine.py (1, 1b, 1c, 2, 3, 5), rows_run.py (4), rows_workspace.py
-(6), rows_pertest.py (7), rows_grading.py (8, and 2c), rows_additions.py (8c, 8d);
+The rows live by family: rows_mine.py (1, 1b, 1c, 2, 3, 5), rows_mine_ray.py (3r: a two-node Ray
+cluster), rows_run.py (4), rows_workspace.py (6), rows_pertest.py (7), rows_grading.py (8, and
+2c), rows_additions.py (8c, 8d);
 common.py measures and holds the rows, repos.py builds the repositories.
 """
 
@@ -37,6 +38,7 @@ from pathlib import Path
 import rows_additions
 import rows_grading
 import rows_mine
+import rows_mine_ray
 import rows_pertest
 import rows_run
 import rows_workspace
@@ -51,6 +53,7 @@ def measure_rows(bench: Bench) -> None:
     history = rows_mine.classification(bench)  # 1, 5a
     rows_mine.duplicate_detection(bench)  # 1b, 1c
     verified = rows_mine.verification(bench)  # 2, 3, 5b
+    rows_mine_ray.mine_ray_row(bench)  # 3r
     rows_run.run_rows(bench, verified)  # 4, 4b
     rows_additions.additions_rows(bench, verified)  # 8c, 8d (on the tasks mined)
     large_tree = rows_mine.verification_large_tree(bench)  # 2b

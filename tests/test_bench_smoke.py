@@ -26,6 +26,7 @@ ROW_LABELS = (
     "verification overhead / candidate",
     "verification overhead / candidate, 200-file tree",
     "speed-up: mine -j 2 vs -j 1",
+    "speed-up: mine --executor ray, 2 nodes vs -j 1",
     "run overhead / pair (noop adapter)",
     "run overhead / pair (noop adapter), run.history: full",
     "run overhead / pair (noop adapter), 200-file tree",

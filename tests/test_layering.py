@@ -30,7 +30,7 @@ DOORS = {
     "git": ("core/git/",),  # GitPython
     "typer": ("cli/",),
     "anthropic": ("mining/rewrite_backends.py",),
-    "ray": ("running/executors/ray.py",),
+    "ray": ("running/executors/ray.py", "running/executors/ray_mine.py"),
 }
 
 
@@ -233,3 +233,17 @@ def test_every_door_names_a_module_that_exists() -> None:
     for module, allowed in DOORS.items():
         for place in allowed:
             assert (PACKAGE / place).exists(), f"{module}'s door {place} does not exist"
+
+
+def test_a_test_module_imports_what_it_shares_from_helpers_never_from_another_test_module() -> None:
+    """What two test modules share (a cluster fixture, a fake judge) lives in `tests/helpers/`:
+    importing a test module runs its module-level set-up and collects its tests twice."""
+    tests = Path(__file__).resolve().parent
+    found = []
+    for path in sorted(tests.glob("test_*.py")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            words = line.split()
+            if len(words) >= 2 and words[0] in ("from", "import"):
+                if words[1].startswith(("test_", "conftest")):
+                    found.append(f"{path.name}:{number}: {line.strip()}")
+    assert found == []

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from gitgauge.cli.common import JobsOption, StatusLine, WaitOption, guarded, parse_jobs, say, warn
+from gitgauge.cli.mine_cluster import mine_executor, open_cluster
 from gitgauge.core.config import load_repo_config
 from gitgauge.core.errors import UsageError
 from gitgauge.core.git import Commit, Repository
@@ -29,7 +30,7 @@ from gitgauge.mining.mine import mine as mine_history
 from gitgauge.mining.rewrite import DEFAULT_MODEL as DEFAULT_REWRITE_MODEL
 from gitgauge.mining.rewrite import Rewriter, RewriteTotals, rewrite_tasks
 from gitgauge.mining.rules import PATH_DROPS, RuleCounts
-from gitgauge.mining.verify import REJECT_REASONS, Verdict
+from gitgauge.mining.verify import REJECT_REASONS, CandidateError, Verdict
 
 REWRITE_MODEL_OPTION = typer.Option(
     "--rewrite-model",
@@ -107,6 +108,22 @@ RewriteTaskOption = Annotated[
 RewriteForceOption = Annotated[
     bool, typer.Option("--force", help="Rewrite again tasks whose prompt was rewritten.")
 ]
+MineExecutorOption = Annotated[
+    str | None,
+    typer.Option(
+        "--executor",
+        help="Where candidates are verified: local, or ray (a Ray cluster, with the run.ray "
+        "settings; needs gitgauge[ray]). Default: mine.executor in gitgauge.yaml, else local.",
+    ),
+]
+MineRayAddressOption = Annotated[
+    str | None,
+    typer.Option(
+        "--ray-address",
+        help="With --executor ray: the cluster's host:port (default: run.ray.address, "
+        "else RAY_ADDRESS, else a local Ray instance).",
+    ),
+]
 MINE_RESUME_HINT = (
     "run `gitgauge mine` again: verified tasks are saved and judged candidates are remembered"
 )
@@ -141,6 +158,8 @@ def mine(
     merges: MergesOption = None,
     chains: ChainsOption = None,
     output_format: FormatOption = ExplainFormat.text,
+    executor: MineExecutorOption = None,
+    ray_address: MineRayAddressOption = None,
 ) -> None:
     """Find bug-fix commits, prove each fails before and passes after, save them as tasks."""
 
@@ -160,6 +179,8 @@ def mine(
             rewrite_prompts=rewrite_prompts,
             rewrite_model=rewrite_model,
             asked={"merges": merges, "chains": chains},
+            executor=executor,
+            ray_address=ray_address,
         )
 
     guarded(action, resume_hint=MINE_RESUME_HINT)
@@ -192,6 +213,8 @@ def mine_tasks(
     rewrite_prompts: bool,
     rewrite_model: str | None,
     asked: dict[str, bool | None],
+    executor: str | None = None,
+    ray_address: str | None = None,
 ) -> MineSummary:
     """`gitgauge mine`: the history mined under the `.gitgauge/` lock, then the summary
     printed."""
@@ -199,6 +222,7 @@ def mine_tasks(
     config = load_repo_config(repo.root)
     store = Store(repo.root)
     job_count = parse_jobs(jobs)
+    config = mine_executor(config, executor=executor, ray_address=ray_address, dry_run=dry_run)
     if rewrite_model is not None and not rewrite_prompts:
         raise UsageError("--rewrite-model only applies with --rewrite-prompts")
     # Chosen before any verification: a missing backend is one error, not a warning per task.
@@ -212,6 +236,7 @@ def mine_tasks(
     with exclusive(store.root, command="gitgauge mine", wait=wait, on_wait=warn):
         remove_stale(repo, report=warn)
         progress = MineProgress()
+        cluster = open_cluster(config, ray_address, jobs=job_count) if not dry_run else None
         try:
             summary = mine_history(
                 repo,
@@ -226,9 +251,12 @@ def mine_tasks(
                 events=progress.events(),
                 prepare_task=rewriter.prepare_task if rewriter else None,
                 asked=asked,
+                verifier=cluster.verifier(repo, config) if cluster else None,
             )
         finally:
             progress.clear()
+            if cluster is not None:
+                cluster.close()
     print_mine_summary(
         summary,
         store,
@@ -293,7 +321,11 @@ class MineProgress(StatusLine):
 
     def events(self) -> MineEvents:
         return MineEvents(
-            on_start=self.start, on_verdict=self.verdict, on_skip=self.skip, on_total=self.add
+            on_start=self.start,
+            on_verdict=self.verdict,
+            on_skip=self.skip,
+            on_total=self.add,
+            on_error=self.error,
         )
 
     def add(self, count: int) -> None:
@@ -317,6 +349,11 @@ class MineProgress(StatusLine):
                 f"rejected  {commit.sha[:8]} {commit.subject}  [{verdict.reason}: {verdict.detail}]"
             )
 
+    def error(self, error: CandidateError) -> None:
+        self.clear()
+        commit = error.commit
+        say(f"error     {commit.sha[:8]} {commit.subject}  [{error.message}]")
+
     def skip(self, commit: Commit, why: str) -> None:
         self.clear()
         say(f"skipped   {commit.sha[:8]} {commit.subject}  [{why}]")
@@ -337,6 +374,12 @@ def _print_rule_counts(counts: RuleCounts) -> None:
         for rule in drops:
             say(f"    {rule + ':':<26}{counts.dropped[rule]}")
     say("  (`gitgauge mine --explain SHA` shows the decision for one commit)")
+
+
+def _print_errors(summary: MineSummary) -> None:
+    if summary.errors:
+        count = len(summary.errors)
+        say(f"errors:            {count} (no verdict: `gitgauge mine` verifies them again)")
 
 
 def print_mine_summary(
@@ -382,6 +425,7 @@ def print_mine_summary(
             f"  FAIL_TO_PASS in files the fix did not change: {summary.fail_to_pass_outside_fix} "
             "(real only if they failed before it for the reason it repairs: review them)"
         )
+    _print_errors(summary)
     say(f"rejected:          {rejected}")
     for reason in REJECT_REASONS:
         if summary.rejected.get(reason):

@@ -77,6 +77,9 @@ class MineSettings(_HumanRecord):
     """`[shortest, longest]` commits of a chain (GitGoodBench's 3 to 6)."""
     chainPurity: float = Field(default=0.5, ge=0.0, le=1.0)
     """Chains whose share of changed lines in their file is lower than this are skipped."""
+    executor: Literal["local", "ray"] = "local"
+    """Where candidates are verified: `local` (this machine, `-j` at a time) or `ray` (one Ray
+    task per candidate on a cluster, with the `run.ray` settings: docs/cluster.md)."""
 
     @field_validator("chainLength")
     @classmethod
@@ -336,3 +339,6 @@ class AgentConfig(_HumanRecord):
 
     pricing: Pricing | None = None
     """Token prices for AVG COST, used by adapters that report tokens but no cost (codex)."""
+    harnessFiles: list[StrictStr] | None = None
+    """The workspace paths `gitgauge ci` compares between two refs (a trailing `/` names a
+    directory); default `CLAUDE.md`, `AGENTS.md`, `.claude/`. `run` ignores it."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from gitgauge.core.text import plural
 from gitgauge.mining.mine import MineSummary
+from gitgauge.mining.verify import REJECT_REASONS
 
 FEW_TASKS = 10
 """Fewer tasks than this, and `mine` says why and what to try."""
@@ -60,7 +61,10 @@ def few_tasks_advice(
         why.append(f"{plural(untested, 'fix', 'fixes')} {touch} no test file")
     rejected = sum(summary.rejected.values())
     if rejected:
-        kinds = ", ".join(f"{count} {reason}" for reason, count in summary.rejected.most_common(3))
+        # Ties in the summary's order of reasons, not in the order verdicts came in (a Ray
+        # mine's verdicts come as they finish).
+        order = sorted(summary.rejected.items(), key=lambda item: (-item[1], _rank(item[0])))
+        kinds = ", ".join(f"{count} {reason}" for reason, count in order[:3])
         were = "was" if rejected == 1 else "were"
         why.append(f"{plural(rejected, 'candidate')} {were} rejected ({kinds})")
     if summary.judged_before:
@@ -90,3 +94,8 @@ def few_tasks_advice(
         else f"{plural(summary.candidates, 'candidate')} in {plural(summary.scanned, 'commit')}"
     )
     return [f"{found}: {reasons}.", f"  try: {'; '.join(try_next)}."]
+
+
+def _rank(reason: str) -> int:
+    reasons: tuple[str, ...] = REJECT_REASONS
+    return reasons.index(reason) if reason in reasons else len(reasons)

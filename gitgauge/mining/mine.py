@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Callable, Generator, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 
@@ -16,10 +16,8 @@ from gitgauge.core import kinds, links, process
 from gitgauge.core.errors import ConfigError, GitError, UsageError
 from gitgauge.core.git import Commit, Repository
 from gitgauge.core.git.checkout import CheckoutPool
-from gitgauge.core.git.patchids import patch_ids
 from gitgauge.core.kinds import KindMiner, MinedKind, MiningContext, MiningEvents
 from gitgauge.core.parallel import in_order
-from gitgauge.core.paths import MARKDOWN_SUFFIXES, is_markdown
 from gitgauge.core.records import PromptQuality, Task
 from gitgauge.core.sandbox import Sandbox
 from gitgauge.core.sandbox import prepare as prepare_sandbox
@@ -28,8 +26,9 @@ from gitgauge.core.store import Store, atomic_write_json
 from gitgauge.core.suite import stop_early_warning
 from gitgauge.core.worktree import Warn, warn_once
 from gitgauge.mining import classify, rules
+from gitgauge.mining.duplicates import duplicates as duplicates
 from gitgauge.mining.rules import RuleCounts
-from gitgauge.mining.verify import Verdict, verify
+from gitgauge.mining.verify import CandidateError, Verdict, verify
 
 # Stop early when the test command cannot even start this many times in a row with no success:
 # the command is wrong, and verifying 200 candidates will not make it right.
@@ -67,6 +66,8 @@ class MineSummary:
     rules: RuleCounts = field(default_factory=RuleCounts)
     """How many commits each subject and file rule took and dropped."""
     rejected: Counter[str] = field(default_factory=Counter)
+    errors: list[CandidateError] = field(default_factory=list)
+    """Candidates with no verdict (their Ray node was lost): verified again by the next mine."""
     tasks: list[Task] = field(default_factory=list)
     kinds: list[MinedKind] = field(default_factory=list)
     """What each other kind's miner found (`--merges`, `--chains`), in the kinds' order."""
@@ -162,37 +163,6 @@ def judgement_key(sha: str, config: RepoConfig) -> str:
     return f"{sha}-{hashlib.sha256(commands.encode()).hexdigest()[:12]}"
 
 
-def duplicates(
-    repo: Repository, candidates: list[Candidate], *, mined: set[str]
-) -> dict[str, Candidate]:
-    """One fix, one task: candidates whose change (`git patch-id --stable` of everything but
-    Markdown: a backport's changelog line differs) is the same as another's -> the candidate kept
-    for them: the one already saved as a task, else the newest (the first in `git log` order).
-    Cherry-picks to release lines are the same bug, not independent tasks. The ids of all
-    candidates come from one `git log -p | git patch-id` (a candidate whose parent is not in
-    this clone has none: verification will say so)."""
-    # A patch id hashes each file's diff with its name: two candidates can share one only when
-    # they change the same files, so only those are asked (most candidates share their set of
-    # files with no other). A file whose diff shows no line (a mode-only change) is in the set
-    # but not in the id: such candidates differ by it, and are not taken for one change.
-    by_files: dict[frozenset[str], list[Commit]] = {}
-    for candidate in candidates:
-        files = frozenset(path for path in candidate.commit.paths if not is_markdown(path))
-        by_files.setdefault(files, []).append(candidate.commit)
-    commits = [commit for group in by_files.values() if len(group) > 1 for commit in group]
-    patches = patch_ids(repo, commits, ignored_suffixes=MARKDOWN_SUFFIXES)
-    groups: dict[str, list[Candidate]] = {}
-    for candidate in candidates:
-        patch = patches.get(candidate.commit.sha)
-        if patch is not None:
-            groups.setdefault(patch, []).append(candidate)
-    kept: dict[str, Candidate] = {}
-    for group in groups.values():
-        keeper = next((c for c in group if c.commit.sha in mined), group[0])
-        kept.update({c.commit.sha: keeper for c in group if c is not keeper})
-    return kept
-
-
 @dataclass(frozen=True)
 class MineEvents:
     """Callbacks for progress output (the CLI renders them)."""
@@ -202,6 +172,14 @@ class MineEvents:
     on_skip: Callable[[Commit, str], None] = lambda commit, why: None
     on_total: Callable[[int], None] = lambda count: None
     """How many candidates are about to be verified (merges are added when they are known)."""
+    on_error: Callable[[CandidateError], None] = lambda error: None
+    """A candidate with no verdict (`mine --executor ray`: its node was lost)."""
+
+
+Verifier = Callable[
+    [Sequence["Candidate"], MineEvents], Generator[Verdict | CandidateError, None, None]
+]
+"""Verifies candidates elsewhere (`mine --executor ray`: `mining.remote`), verdicts as they come."""
 
 
 def mine(
@@ -218,11 +196,13 @@ def mine(
     events: MineEvents | None = None,
     prepare_task: Callable[[Task, Commit], Task] | None = None,
     asked: Mapping[str, bool | None] | None = None,
+    verifier: Verifier | None = None,
 ) -> MineSummary:
     """Scan, verify and save. `prepare_task` may rewrite a verified task before it is saved
     (prompt rewriting); it must not raise for failures it can recover from. With `dry_run`,
     candidates are reported through `on_skip` and nothing is verified. `asked`: a kind miner's
-    option (`merges`, `chains`) -> on or off from the command line (None: `mine.<option>`)."""
+    option (`merges`, `chains`) -> on or off from the command line (None: `mine.<option>`).
+    `verifier`: where the fix candidates are verified (default: here, on `jobs` threads)."""
     events = events or MineEvents()
     warn = warn_once(warn)
     count = _commit_count(repo, config, last=last, jobs=jobs, warn=warn)
@@ -243,12 +223,14 @@ def mine(
     )  # fmt: skip
     events.on_total(len(to_verify))
     with CheckoutPool(owner_repository=repo.root) as pool:
-        needs_sandbox = to_verify or merge_commits or (miners and not dry_run)
+        # Candidates verified elsewhere get the sandbox of the machine they run on.
+        here = to_verify and verifier is None
+        needs_sandbox = here or merge_commits or (miners and not dry_run)
         sandbox = mining_sandbox(repo, config, warn=warn) if needs_sandbox else None
         _verify_candidates(
             repo, config, store, to_verify, summary,
             jobs=jobs, warn=warn, events=events, prepare_task=prepare_task,
-            pool=pool, sandbox=sandbox,
+            pool=pool, sandbox=sandbox, verifier=verifier,
         )  # fmt: skip
         context = MiningContext(
             repo=repo,
@@ -384,15 +366,25 @@ def _verify_candidates(
     prepare_task: Callable[[Task, Commit], Task] | None,
     pool: CheckoutPool,
     sandbox: Sandbox | None,
+    verifier: Verifier | None,
 ) -> None:
     start_failures = 0
     no_tests: list[Verdict] = []
     suite_ran = False
-    verdicts = _verify_all(
-        repo, config, to_verify, jobs=jobs, warn=warn, events=events, pool=pool, sandbox=sandbox
-    )
+    verdicts = (
+        verifier(to_verify, events)
+        if verifier is not None
+        else _verify_all(
+            repo, config, to_verify, jobs=jobs, warn=warn, events=events, pool=pool,
+            sandbox=sandbox,
+        )
+    )  # fmt: skip
     try:
         for verdict in verdicts:
+            if isinstance(verdict, CandidateError):
+                summary.errors.append(verdict)
+                events.on_error(verdict)
+                continue
             if verdict.task is not None:
                 task = prepare_task(verdict.task, verdict.commit) if prepare_task else verdict.task
                 store.save_task(task)

@@ -78,6 +78,16 @@ class Verdict:
     """Why, in a few words plus the failing tests or the telling line of the output."""
 
 
+@dataclass(frozen=True)
+class CandidateError:
+    """A candidate no verdict was reached for (its Ray node was lost twice): neither a task nor
+    a rejection, and not remembered, so the next `mine` verifies it again."""
+
+    commit: Commit
+    message: str
+    """What happened, naming the node."""
+
+
 def test_files_of(commit: Commit, *, patterns: Sequence[str] = ()) -> list[str]:
     """The fix's test paths: added, modified, deleted, and both sides of renames."""
     return [path for path in commit.paths if is_test_file(path, patterns=patterns)]

@@ -12,6 +12,7 @@ as in `gitgauge.core.git`, the door to the user's repository.
 from __future__ import annotations
 
 import tempfile
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from gitgauge.core import process
 from gitgauge.core.errors import GitError
 from gitgauge.core.git import NO_HOOKS, Repository, full_file_system
 from gitgauge.core.git.checkout import alternates_variable, set_stores
-from gitgauge.core.git.tags import Tag, write_tags
+from gitgauge.core.git.tags import Tag, TagCache, write_tags
 
 
 class HistoryCopy:
@@ -109,6 +110,23 @@ class HistoryCopy:
         _git_ok(["git", "update-ref", "refs/heads/main", commit], cwd=root)
         _git_ok(["git", "symbolic-ref", "HEAD", "refs/heads/main"], cwd=root)
         return copy
+
+
+class CopyRepository(Repository):
+    """A bare history copy read as the repository: on a Ray node, mining verifies a candidate
+    in checkouts over the copy of the history up to its fix (`copy_from_pack`), the way a local
+    mine reads the user's repository. There is no work tree and no user checkout here."""
+
+    def __init__(self, root: Path) -> None:  # no super(): a bare repository has no work tree
+        self._local = threading.local()
+        self.root = root
+        self._tags = TagCache(root)  # the copy's own: the tags in the fix's history
+
+    def object_stores(self) -> tuple[Path, ...]:
+        return (self.root / "objects",)
+
+    def checkout_state(self) -> str:
+        return ""
 
 
 def pack_of(source: Repository, tips: Sequence[str]) -> bytes:

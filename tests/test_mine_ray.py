@@ -1,0 +1,418 @@
+"""`gitgauge mine --executor ray` on a real Ray cluster (the two loopback nodes of
+`test_executor_ray`'s fixture, started once for this module): the same tasks as a local mine,
+byte for byte apart from the time they were mined, the same remembered verdicts, and the faults
+(a version mismatch stops before any work; a node lost mid-candidate is an error, not a verdict).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers.cli import in_background, run_gitgauge
+from helpers.processes import wait_until_gone
+from helpers.ray_cluster import Cluster, ray_flags
+from helpers.ray_cluster import cluster as cluster  # the module's one cluster
+from helpers.repos import GitRepo, new_repo
+
+import gitgauge
+from gitgauge.core.config import load_repo_config
+from gitgauge.core.git import Repository
+from gitgauge.mining.mine import MineEvents, MineSummary, find_candidates
+from gitgauge.mining.verify import Verdict
+
+# Addresses of its own: test_executor_ray and test_executor_ray_kinds run their clusters beside it.
+RAY_NODE_IPS = ("127.0.0.6", "127.0.0.7")
+
+# A real two-node Ray cluster: `-m "not slow"` leaves it out.
+pytestmark = pytest.mark.slow
+
+PYTEST_INI = "[pytest]\npythonpath = src\n"
+CLAMP_TEST = (
+    "from clamp import clamp\n\n\n"
+    "def test_clamp_high():\n    assert clamp(9, 0, 5) == 5\n\n\n"
+    "def test_clamp_inside():\n    assert clamp(3, 0, 5) == 3\n"
+)
+SLUG_TEST = "from slug import slug\n\n\ndef test_slug():\n    assert slug('A B') == 'a-b'\n"
+VERSION_TEST = """\
+import subprocess
+
+
+
+def test_version_is_the_projects():
+    described = subprocess.run(
+        ["git", "describe", "--tags", "--abbrev=0"], capture_output=True, text=True
+    ).stdout.strip()
+    assert described == "v1.0"
+"""
+TIMED_FIELD = re.compile(r"^minedAt: .*$", re.MULTILINE)
+
+
+def build(root: Path) -> GitRepo:
+    """A pytest project: two real fixes (per-test lists, one with a body), a fix whose test
+    passed before it, one whose suite fails at the fix, a test that reads the project's tag."""
+    repo = new_repo(root)
+    repo.commit(
+        "Initial commit",
+        files={
+            "pytest.ini": PYTEST_INI,
+            "src/calc.py": "def add(a, b):\n    return a + b\n",
+            "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n"
+            "    assert add(2, 3) == 5\n",
+            "tests/test_version.py": VERSION_TEST,
+        },
+    )
+    repo.git("tag", "-a", "v1.0", "-m", "release 1.0")
+    repo.commit("Add clamp", files={"src/clamp.py": "def clamp(x, low, high):\n    return x\n"})
+    repo.commit(
+        "Fix clamp ignoring its bounds",
+        "clamp(9, 0, 5) returned 9: it never looked at low and high.",
+        files={
+            "src/clamp.py": "def clamp(x, low, high):\n    return max(low, min(x, high))\n",
+            "tests/test_clamp.py": CLAMP_TEST,
+        },
+    )
+    repo.commit("Add slug", files={"src/slug.py": "def slug(t):\n    return t.replace(' ', '-')\n"})
+    repo.commit(
+        "Fix slug keeping capitals",
+        files={
+            "src/slug.py": "def slug(t):\n    return t.lower().replace(' ', '-')\n",
+            "tests/test_slug.py": SLUG_TEST,
+        },
+    )
+    repo.commit(
+        "Fix add for zero",  # its test passes before the fix: rejected
+        files={
+            "src/calc.py": "def add(a, b):\n    return b + a\n",
+            "tests/test_add_more.py": "from calc import add\n\n\ndef test_zero():\n"
+            "    assert add(0, 0) == 0\n",
+        },
+    )
+    repo.commit(
+        "Fix calc rounding",  # breaks its own test: fails at the fix
+        files={
+            "src/calc.py": "def add(a, b):\n    return a - b\n",
+            "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n"
+            "    assert add(2, 3) == 5\n\n\ndef test_neg():\n    assert add(-1, 1) == 0\n",
+        },
+    )
+    command = f"{sys.executable} -m pytest -q -p no:cacheprovider"
+    config = {"testCommand": command, "timeouts": {"test": 60000}}
+    (repo.root / "gitgauge.yaml").write_text(json.dumps(config), encoding="utf-8")
+    return repo
+
+
+def task_files(root: Path) -> dict[str, str]:
+    """Each task file, its mining time left out."""
+    return {
+        path.name: TIMED_FIELD.sub("minedAt: T", path.read_text(encoding="utf-8"))
+        for path in sorted((root / ".gitgauge" / "tasks").glob("*.yaml"))
+    }
+
+
+def judged(root: Path) -> dict[str, dict[str, object]]:
+    found = {}
+    for path in (root / ".gitgauge").rglob("judged/*.json"):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        record.pop("judgedAt")
+        found[path.name] = record
+    return found
+
+
+def test_a_ray_mine_saves_the_same_tasks_and_verdicts_as_a_local_mine(
+    cluster: Cluster,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    local = build(tmp_path / "local")
+    remote = GitRepo(tmp_path / "remote")
+    shutil.copytree(local.root, remote.root, symlinks=True)
+    mined_here = run_gitgauge("mine", cwd=local.root)
+    assert mined_here.returncode == 0, mined_here.stderr
+    mined_there = run_gitgauge("mine", *ray_flags(cluster), cwd=remote.root)
+    assert mined_there.returncode == 0, mined_there.stderr
+
+    tasks = task_files(remote.root)
+    assert tasks == task_files(local.root)
+    assert len(tasks) == 2, mined_there.stdout
+    clamp = next(text for name, text in tasks.items() if "clamp" in name)
+    assert "tests.test_clamp::test_clamp_high" in clamp
+    # Its pass-to-pass tests include the one that reads the project's tag: the tag was there.
+    assert "passToPass: 3\nfailingBoth: []\n" in clamp
+    assert judged(remote.root) == judged(local.root)
+    assert len(judged(remote.root)) == 4
+    summary = mined_there.stdout[mined_there.stdout.index("commits scanned") :]
+    local_summary = mined_here.stdout[mined_here.stdout.index("commits scanned") :]
+    assert summary.replace(str(remote.root), "R") == local_summary.replace(str(local.root), "R")
+    # Nothing is left on the nodes.
+    assert cluster.leftovers() == []
+
+    # A later local mine, and --explain, see what a local mine would have left.
+    again = run_gitgauge("mine", cwd=remote.root)
+    assert again.returncode == 0, again.stderr
+    assert "already mined:   2" in again.stdout and "judged before:   2" in again.stdout
+    assert "verifying" not in again.stdout
+    head = remote.git("rev-parse", "HEAD").strip()
+    explained = run_gitgauge("mine", "--explain", head, cwd=remote.root)
+    assert explained.returncode == 0, explained.stderr
+    assert "fails at the fix" in explained.stdout
+    assert "passes before the fix" in mined_there.stdout
+
+
+def test_mine_executor_ray_in_gitgauge_yaml_and_worktree_link(
+    cluster: Cluster,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    repo = build(tmp_path / "repo")
+    config = json.loads((repo.root / "gitgauge.yaml").read_text(encoding="utf-8"))
+    config["mine"] = {"executor": "ray"}
+    config["run"] = {"ray": {"address": cluster.address}}
+    config["worktree"] = {"link": ["deps"]}
+    (repo.root / "deps").mkdir()
+    (repo.root / "gitgauge.yaml").write_text(json.dumps(config), encoding="utf-8")
+    refused = run_gitgauge("mine", cwd=repo.root)
+    assert refused.returncode == 1
+    (line,) = refused.stderr.strip().splitlines()
+    assert "worktree.link: deps" in line and "run.ray.link: skip" in line
+    config["run"]["ray"]["link"] = "skip"
+    (repo.root / "gitgauge.yaml").write_text(json.dumps(config), encoding="utf-8")
+    mined = run_gitgauge("mine", cwd=repo.root)
+    assert mined.returncode == 0, mined.stderr
+    assert len(task_files(repo.root)) == 2, mined.stdout
+    local = run_gitgauge("mine", "--executor", "local", "--ray-address", "x:1", cwd=repo.root)
+    assert local.returncode == 2
+    assert "--ray-address goes with --executor ray" in local.stderr
+
+
+def test_without_the_extra_mine_executor_ray_is_a_one_line_error_and_a_local_mine_never_imports_it(
+    tmp_path: Path,
+) -> None:
+    repo = build(tmp_path / "repo")
+    # A `ray` package that fails to import stands for a machine without the extra.
+    shadow = tmp_path / "no-ray" / "ray"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('No module named ray')\n")
+    env = dict(os.environ, PYTHONPATH=str(shadow.parent))
+    result = run_gitgauge("mine", "--executor", "ray", cwd=repo.root, env=env)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        "gitgauge: error: --executor ray needs the optional extra: pip install 'gitgauge[ray]'"
+    ]
+    assert not (repo.root / ".gitgauge" / "tasks").exists()
+    script = (
+        "import sys\n"
+        "from gitgauge.cli import main\n"
+        "sys.argv = ['gitgauge', 'mine']\n"
+        "try:\n    main()\nexcept SystemExit as end:\n    assert not end.code, end.code\n"
+        "assert 'ray' not in sys.modules, 'ray was imported'\n"
+    )
+    local = subprocess.run(
+        [sys.executable, "-c", script], cwd=repo.root, capture_output=True, text=True, timeout=300
+    )
+    assert local.returncode == 0, local.stderr
+    assert len(task_files(repo.root)) == 2
+
+
+def test_a_node_with_another_gitgauge_version_stops_the_mine_before_any_work(
+    cluster: Cluster,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    repo = build(tmp_path / "repo")
+    shadow = tmp_path / "driver" / "gitgauge"
+    shutil.copytree(Path(gitgauge.__file__).parent, shadow)
+    init = shadow / "__init__.py"
+    init.write_text(
+        re.sub(r'__version__ = "[^"]*"', '__version__ = "0.0.0+driver"', init.read_text())
+    )
+    env = dict(os.environ, PYTHONPATH=str(shadow.parent))
+    result = run_gitgauge("mine", *ray_flags(cluster), cwd=repo.root, env=env)
+    assert result.returncode == 1, result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert f"has gitgauge {gitgauge.__version__}, this machine 0.0.0+driver" in line
+    assert "verifying" not in result.stdout and "commits scanned" not in result.stdout
+    assert not (repo.root / ".gitgauge" / "tasks").exists()
+
+
+KILLER_SUITE = """\
+import os, pathlib, signal, sys
+fixed = pathlib.Path("src/mod.py").read_text()
+if "gitgauge-ray-" in os.getcwd() and fixed == "fixed killer\\n":
+    # Kill the Ray worker verifying this candidate (an ancestor of this process), every time.
+    pid = os.getppid()
+    while pid > 1:
+        command = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes()
+        if command.startswith(b"ray::") or b"default_worker.py" in command:
+            os.kill(pid, signal.SIGKILL)
+            break
+        pid = int(pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+sys.exit(0 if "fixed" in fixed else 1)
+"""
+
+
+def fix_history(repo: GitRepo, suite: str, names: list[str]) -> None:
+    repo.commit("Initial", files={"suite.py": suite, "src/mod.py": "buggy\n"})
+    for name in names:
+        repo.commit(f"Add {name}", files={f"src/{name}.py": "buggy\n"})
+        repo.commit(
+            f"Fix {name}", files={"src/mod.py": f"fixed {name}\n", f"tests/test_{name}.py": "x\n"}
+        )
+        repo.commit(f"Break {name}", files={"src/mod.py": "buggy\n"})
+    config = {
+        "testCommand": f"{sys.executable} -B suite.py",
+        "mine": {"reruns": 0},
+        "run": {"sandbox": "none"},  # the suites look at their processes and the test's files
+    }
+    (repo.root / "gitgauge.yaml").write_text(json.dumps(config), encoding="utf-8")
+
+
+def test_a_candidate_whose_worker_dies_twice_is_an_error_naming_its_node_not_a_verdict(
+    cluster: Cluster,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    repo = new_repo(tmp_path / "repo")
+    fix_history(repo, KILLER_SUITE, ["killer", "plain"])
+    mined = run_gitgauge("mine", *ray_flags(cluster), cwd=repo.root)
+    assert mined.returncode == 0, mined.stderr
+    (error,) = re.findall(r"^error +\S+ Fix killer +\[(.*)\]$", mined.stdout, re.MULTILINE)
+    assert re.fullmatch(
+        r"its Ray worker was lost on node 127\.0\.0\.[23] and again on node 127\.0\.0\.[23] "
+        r"\(\w+\), also after 1 retry: not judged, `gitgauge mine` verifies it again",
+        error,
+    ), error
+    assert "errors:            1 (no verdict" in mined.stdout
+    assert "rejected:          0" in mined.stdout
+    assert [path.name for path in (repo.root / ".gitgauge" / "tasks").glob("*.yaml")] == [
+        next(p.name for p in (repo.root / ".gitgauge" / "tasks").glob("*plain*"))
+    ]
+    # Not remembered: the next mine (here, locally) verifies it, and it is a task.
+    again = run_gitgauge("mine", cwd=repo.root)
+    assert again.returncode == 0, again.stderr
+    assert re.search(r"^verified +\S+ Fix killer", again.stdout, re.MULTILINE), again.stdout
+    assert cluster.leftovers() == []
+
+
+STUCK_SUITE = """\
+import os, pathlib, time
+(pathlib.Path({marks!r}) / str(os.getpid())).write_text("")
+time.sleep(120)
+"""
+
+
+def test_ctrl_c_cancels_the_candidates_and_leaves_nothing_on_the_nodes(
+    cluster: Cluster,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    repo = new_repo(tmp_path / "repo")
+    fix_history(repo, STUCK_SUITE.format(marks=str(marks)), ["one", "two", "three"])
+    with in_background("mine", *ray_flags(cluster), cwd=repo.root) as child:
+        deadline = time.monotonic() + 90
+        while len(list(marks.iterdir())) < 2 and time.monotonic() < deadline:
+            assert child.poll() is None, child.communicate()
+            time.sleep(0.2)
+        suites = [int(path.name) for path in marks.iterdir()]
+        assert len(suites) == 2, "both nodes should be running a suite"
+        child.send_signal(signal.SIGINT)
+        stdout, stderr = child.communicate(timeout=90)
+    assert child.returncode == 130, stderr
+    assert "interrupted" in stderr
+    assert all(wait_until_gone(pid) for pid in suites), "a suite outlived the mine"
+    assert cluster.leftovers() == []
+    assert not (repo.root / ".gitgauge" / "judged").exists()
+
+
+def test_the_driver_pulls_candidates_only_as_the_cluster_has_room_for_them(
+    cluster: Cluster,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """Memory stays flat: a candidate's request and history pack are made when it is submitted,
+    and at most a window (twice what the cluster runs at once) is in flight."""
+    from gitgauge.mining.remote import RemoteVerifier
+    from gitgauge.running.executors.ray_mine import RayCandidatePool
+
+    repo = new_repo(tmp_path / "repo")
+    fix_history(repo, KILLER_SUITE, [f"thing{number}" for number in range(7)])
+    repository = Repository(repo.root)
+    config = load_repo_config(repo.root)
+    candidates = list(find_candidates(repository, config, last=100, summary=MineSummary()))
+    assert len(candidates) == 7
+    pulled: list[str] = []
+    verdicts: list[object] = []
+    pool = RayCandidatePool.connect(config, address=cluster.address)
+    try:
+        window = pool.window()
+        verifier = RemoteVerifier(repository, config, pool, lambda message: None)
+        events = MineEvents(on_start=lambda commit: pulled.append(commit.sha))
+        for verdict in verifier(candidates, events):
+            assert len(pulled) - len(verdicts) <= window
+            verdicts.append(verdict)
+    finally:
+        pool.close()
+    assert window == 4  # two nodes of one CPU, a CPU per candidate
+    assert sorted(pulled) == sorted(candidate.commit.sha for candidate in candidates)
+    assert all(isinstance(verdict, Verdict) and verdict.task for verdict in verdicts), verdicts
+    assert cluster.leftovers() == []
+
+
+SLEEPY_SUITE = """\
+import os, pathlib, sys, time
+
+marks = pathlib.Path({marks!r})
+node = "n2" if "/n2/" in os.getcwd() else "n1"  # each node has a TMPDIR of its own
+(marks / f"{{node}}-{{os.getpid()}}").write_text(os.getcwd())
+time.sleep(3)
+sys.exit(0 if "fixed" in pathlib.Path("src/mod.py").read_text() else 1)
+"""
+
+
+def test_a_node_lost_mid_candidate_is_retried_then_an_error_naming_it_never_a_verdict(
+    cluster: Cluster,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """Both nodes work on a candidate each; the second node is killed: its candidate runs again
+    on the head (once), and whatever the head could not finish is an error, not remembered."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    repo = new_repo(tmp_path / "repo")
+    suite = SLEEPY_SUITE.format(marks=str(marks))
+    repo.commit("Initial", files={"suite.py": suite, "src/mod.py": "buggy\n"})
+    for number in range(3):
+        repo.commit(f"Add thing {number}", files={f"src/t{number}.py": "buggy\n"})
+        repo.commit(
+            f"Fix thing {number}",
+            files={"src/mod.py": f"fixed {number}\n", f"tests/test_t{number}.py": "x\n"},
+        )
+        repo.commit(f"Break thing {number}", files={"src/mod.py": "buggy\n"})
+    config = {
+        "testCommand": f"{sys.executable} -B suite.py",
+        "mine": {"reruns": 0},
+        "run": {"sandbox": "none"},  # the suite writes its marks into the test's directory
+    }
+    (repo.root / "gitgauge.yaml").write_text(json.dumps(config), encoding="utf-8")
+    with in_background("mine", *ray_flags(cluster), cwd=repo.root) as child:
+        deadline = time.monotonic() + 90
+        while not list(marks.glob("n2-*")) and time.monotonic() < deadline:
+            assert child.poll() is None, child.communicate()
+            time.sleep(0.1)
+        assert list(marks.glob("n2-*")), "no candidate started on the second node"
+        cluster.kill(RAY_NODE_IPS[1])
+        stdout, stderr = child.communicate(timeout=180)
+    assert child.returncode == 0, stderr
+    # Each candidate ends verified or as an error (retried on the head, or lost again): never
+    # rejected for the lost node.
+    assert "rejected:          0" in stdout, stdout
+    verified = len(list((repo.root / ".gitgauge" / "tasks").glob("*.yaml")))
+    errors = re.findall(r"^error +\S+ .*\[(.*)\]$", stdout, re.MULTILINE)
+    assert verified + len(errors) == 3, stdout
+    for message in errors:
+        assert f"lost on node {RAY_NODE_IPS[1]}" in message, message
+    # What was verified is remembered; an error is not.
+    assert len(list((repo.root / ".gitgauge").rglob("judged/*.json"))) == verified
