@@ -31,6 +31,8 @@ from gitgauge.mining.verify import Verdict
 
 # Addresses of its own: test_executor_ray and test_executor_ray_kinds run their clusters beside it.
 RAY_NODE_IPS = ("127.0.0.6", "127.0.0.7")
+NODE = "(?:" + "|".join(re.escape(ip) for ip in RAY_NODE_IPS) + ")"
+"""Either node, in a message's pattern."""
 
 # A real two-node Ray cluster: `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
@@ -282,7 +284,7 @@ def test_a_candidate_whose_worker_dies_twice_is_an_error_naming_its_node_not_a_v
     assert mined.returncode == 0, mined.stderr
     (error,) = re.findall(r"^error +\S+ Fix killer +\[(.*)\]$", mined.stdout, re.MULTILINE)
     assert re.fullmatch(
-        r"its Ray worker was lost on node 127\.0\.0\.[23] and again on node 127\.0\.0\.[23] "
+        rf"its Ray worker was lost on node {NODE} and again on node {NODE} "
         r"\(\w+\), also after 1 retry: not judged, `gitgauge mine` verifies it again",
         error,
     ), error
