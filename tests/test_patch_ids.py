@@ -336,3 +336,15 @@ def test_stopping_early_ends_both_commands(tmp_path: Path) -> None:
     for pid in map(int, pids.read_text().split()):
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def test_the_log_stream_splits_into_the_same_tokens_wherever_its_chunks_end() -> None:
+    """`git log -z` arrives in chunks that end anywhere: inside a token, inside a multi-byte
+    character, on a NUL. The tokens are the same for every split."""
+    from gitgauge.core.git.logparse import nul_tokens
+
+    stream = "\x01sha\0par ent\0Fix café\0\0M\0src/naïve.py\0\0tail".encode() + b"\xff"
+    expected = stream.decode("utf-8", errors="surrogateescape").split("\0")
+    for size in range(1, len(stream) + 1):
+        chunks = [stream[i : i + size] for i in range(0, len(stream), size)]
+        assert list(nul_tokens(iter(chunks))) == expected, size

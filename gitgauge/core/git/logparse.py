@@ -54,10 +54,11 @@ def nul_tokens(chunks: Iterator[bytes]) -> Iterator[str]:
     """NUL-separated tokens of a byte stream, decoded (paths keep undecodable bytes)."""
     pending = b""
     for chunk in chunks:
-        pending += chunk
-        *complete, pending = pending.split(b"\0")
-        for token in complete:
-            yield token.decode("utf-8", errors="surrogateescape")
+        complete, nul, rest = (pending + chunk).rpartition(b"\0")
+        if nul:
+            # NUL is one byte in UTF-8: the complete tokens decode as one text, then split.
+            yield from complete.decode("utf-8", errors="surrogateescape").split("\0")
+        pending = rest if nul else complete + rest
     if pending:
         yield pending.decode("utf-8", errors="surrogateescape")
 
