@@ -7,6 +7,7 @@ import difflib
 from collections.abc import Mapping, Sequence
 
 from gitgauge.core.fingerprint import FileEntry, StoredHarness
+from gitgauge.core.text import plural
 
 SAME = "same harness"
 SETTINGS = ("adapter", "model", "command", "args", "prompt")
@@ -106,7 +107,9 @@ def _state(listed: bool, entry: FileEntry | None, text: str | None) -> str:
 
 
 def _size(entry: FileEntry, text: str | None) -> str:
-    return f"{len(text.splitlines())} lines" if text is not None else f"{entry.size} bytes"
+    if text is None:
+        return plural(entry.size, "byte")
+    return plural(len(text.splitlines()), "line")
 
 
 def _digest(entry: FileEntry | None) -> str | None:
