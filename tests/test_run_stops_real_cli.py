@@ -47,6 +47,21 @@ def results_of(run_dir: Path, config: str) -> list[dict[str, Any]]:
     return [json.loads(path.read_text(encoding="utf-8")) for path in sorted(folder.glob("*.json"))]
 
 
+def stopped_after_one_pair(
+    demo: GitRepo, config: str, name: str, env: dict[str, str], kind: str
+) -> str:
+    """Three repeats of one task by `config`: the run stops the config after its first pair,
+    which failed of an unreachable API (`kind`); the closing error line."""
+    outcome = run_gitgauge(
+        "run", *configs_args(config), "--task", slug_task(demo)["id"], "--repeat", "3",
+        cwd=demo.root, env=env,
+    )  # fmt: skip
+    assert outcome.returncode == ExitCode.CONFIG_STOPPED, outcome.stderr
+    (stopped,) = results_of(only_run_dir(demo), name)
+    assert (stopped["errorKind"], stopped["errorCause"]) == (kind, "unreachable")
+    return outcome.stderr.strip().splitlines()[-1]
+
+
 def test_the_real_claude_with_no_api_to_reach_stops_its_config_after_one_pair(
     demo: GitRepo, tmp_path: Path
 ) -> None:
@@ -60,15 +75,7 @@ def test_the_real_claude_with_no_api_to_reach_stops_its_config_after_one_pair(
     )
     with refusing_port() as url:
         env = claude_env(url, tmp_path / "home")
-        outcome = run_gitgauge(
-            "run", *configs_args(config), "--task", slug_task(demo)["id"], "--repeat", "3",
-            cwd=demo.root, env=env,
-        )  # fmt: skip
-
-    assert outcome.returncode == ExitCode.CONFIG_STOPPED, outcome.stderr
-    (stopped,) = results_of(only_run_dir(demo), "offline")
-    assert (stopped["errorKind"], stopped["errorCause"]) == ("adapter-exit", "unreachable")
-    line = outcome.stderr.strip().splitlines()[-1]
+        line = stopped_after_one_pair(demo, config, "offline", env, "adapter-exit")
     assert line.startswith(
         "gitgauge: error: config offline stopped after its first pair failed: claude: the API "
         "cannot be reached (API Error: Unable to connect to API"
@@ -87,15 +94,7 @@ def test_the_real_claude_still_retrying_at_its_timeout_stops_its_config_after_on
     )
     with refusing_port() as url:
         env = claude_env(url, tmp_path / "home")
-        outcome = run_gitgauge(
-            "run", *configs_args(config), "--task", slug_task(demo)["id"], "--repeat", "3",
-            cwd=demo.root, env=env,
-        )  # fmt: skip
-
-    assert outcome.returncode == ExitCode.CONFIG_STOPPED, outcome.stderr
-    (stopped,) = results_of(only_run_dir(demo), "retrying")
-    assert (stopped["errorKind"], stopped["errorCause"]) == ("adapter-timeout", "unreachable")
-    line = outcome.stderr.strip().splitlines()[-1]
+        line = stopped_after_one_pair(demo, config, "retrying", env, "adapter-timeout")
     assert line.startswith(
         "gitgauge: error: config retrying stopped after its first pair failed: claude: the API "
         "cannot be reached (claude retried "
@@ -119,15 +118,7 @@ def test_the_real_codex_waiting_for_an_unreachable_api_stops_its_config_after_on
             "HTTP_PROXY": url,
             "NO_PROXY": "127.0.0.1,localhost",
         }
-        outcome = run_gitgauge(
-            "run", *configs_args(config), "--task", slug_task(demo)["id"], "--repeat", "3",
-            cwd=demo.root, env=env,
-        )  # fmt: skip
-
-    assert outcome.returncode == ExitCode.CONFIG_STOPPED, outcome.stderr
-    (stopped,) = results_of(only_run_dir(demo), "codex-offline")
-    assert (stopped["errorKind"], stopped["errorCause"]) == ("adapter-timeout", "unreachable")
-    line = outcome.stderr.strip().splitlines()[-1]
+        line = stopped_after_one_pair(demo, config, "codex-offline", env, "adapter-timeout")
     assert line.startswith(
         "gitgauge: error: config codex-offline stopped after its first pair failed: codex: the "
         "API cannot be reached (Reconnecting... waiting for network"

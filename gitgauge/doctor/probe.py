@@ -16,12 +16,12 @@ so a config doctor finds broken is one `run` would stop after its first pairs. W
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 from gitgauge.core import process, transcript
-from gitgauge.core.claude import classify_failure, result_from_event
+from gitgauge.core.claude import classify_failure
 from gitgauge.core.config import BUILT_IN_CONFIGS, load_agent_config
 from gitgauge.core.errors import GitGaugeError
 from gitgauge.core.git import Repository
@@ -39,6 +39,7 @@ from gitgauge.running.adapters.base import (
     prompt_file,
     transcript_file,
 )
+from gitgauge.running.pair import with_reported_cost
 from gitgauge.running.plan import PlannedConfig, RunPlan, check_adapters
 from gitgauge.running.sandboxing import plan_sandbox, resolve_sandbox
 from gitgauge.running.workspace import fresh_workspace
@@ -188,23 +189,12 @@ def _with_transcript_cost(outcome: AdapterOutcome, logs: Path) -> AdapterOutcome
     """The cost and tokens of the transcript's own `result` event when the adapter reported
     none (a script that runs claude), as a pair reads them."""
     read = transcript.read(logs / transcript.TRANSCRIPT_FILE)
-    if read is None or not read.result or outcome.cost_usd is not None:
-        return outcome
-    if outcome.input_tokens is not None:
+    if read is None:
         return outcome
     try:
-        reported = result_from_event(read.result)
+        return with_reported_cost(outcome, read.result)
     except ValueError:
         return outcome
-    return replace(
-        outcome,
-        cost_usd=None if reported.used_nothing else reported.total_cost_usd,
-        input_tokens=reported.input_tokens,
-        output_tokens=reported.output_tokens,
-        cache_creation_input_tokens=reported.cache_creation_input_tokens,
-        cache_read_input_tokens=reported.cache_read_input_tokens,
-        num_turns=outcome.num_turns if outcome.num_turns is not None else reported.num_turns,
-    )
 
 
 def _said(name: str, called: _Called, limit: float, planned: PlannedConfig, found: Found) -> None:

@@ -13,17 +13,14 @@ Nothing here imports `ray`: the Ray glue (`running/executors/ray_mine.py`) calls
 
 from __future__ import annotations
 
-import fcntl
-import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitgauge import __version__
-from gitgauge.core import process
+from gitgauge.core import node_local, process
 from gitgauge.core.errors import GitGaugeError
 from gitgauge.core.git import Commit
 from gitgauge.core.git.checkout import CheckoutPool
@@ -95,7 +92,7 @@ def verify_on_node(
         # Checkouts go under the mine's node directory: removing it after an interrupt or a
         # killed worker leaves nothing behind.
         tempfile.tempdir = str(work)
-        with _environment(request.env), _slot(root) as slot:
+        with node_local.environment(request.env), node_local.slot(root) as slot:
             with CheckoutPool(owner_repository=copy) as pool, pool.slot(0) as checkout:
                 verdict = verify(
                     repo,
@@ -132,40 +129,3 @@ def _node_sandbox(
         who="test commands",
         temp_root=temp_root,
     )
-
-
-@contextmanager
-def _slot(root: Path) -> Iterator[int]:
-    """A number unique among the candidates verified on this node at once (GITGAUGE_JOB, as
-    with `-j`)."""
-    slots = root / "slots"
-    slots.mkdir(exist_ok=True)
-    number = 0
-    while True:
-        handle = open(slots / f"{number}.lock", "a+b")  # noqa: SIM115 - held while it runs
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.close()
-            number += 1
-            continue
-        try:
-            yield number
-        finally:
-            handle.close()
-        return
-
-
-@contextmanager
-def _environment(values: dict[str, str]) -> Iterator[None]:
-    """`run.ray.env` while the candidate is verified (a Ray worker runs one task at a time)."""
-    saved = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value

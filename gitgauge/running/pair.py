@@ -235,22 +235,11 @@ class Pair:
                 read, test_command=self.config.testCommand, started_at=started
             )
         )
-        if outcome.cost_usd is not None or outcome.input_tokens is not None or not read.result:
-            return outcome
         try:
-            reported: ClaudeResult = result_from_event(read.result)
+            return with_reported_cost(outcome, read.result)
         except ValueError as error:
             self.warn(f"{log_dir / transcript.TRANSCRIPT_FILE}: result event: {error}")
             return outcome
-        return replace(
-            outcome,
-            cost_usd=None if reported.used_nothing else reported.total_cost_usd,
-            input_tokens=reported.input_tokens,
-            output_tokens=reported.output_tokens,
-            cache_creation_input_tokens=reported.cache_creation_input_tokens,
-            cache_read_input_tokens=reported.cache_read_input_tokens,
-            num_turns=outcome.num_turns if outcome.num_turns is not None else reported.num_turns,
-        )
 
     def _score(
         self,
@@ -380,3 +369,23 @@ class Phases:
 
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def with_reported_cost(
+    outcome: AdapterOutcome, result_event: dict[str, Any] | None
+) -> AdapterOutcome:
+    """`outcome` with the cost and tokens of a transcript's own `result` event when the adapter
+    reported none (a script that runs claude); unchanged when it did or there is no event.
+    ValueError: the event is not a result claude writes."""
+    if outcome.cost_usd is not None or outcome.input_tokens is not None or not result_event:
+        return outcome
+    reported: ClaudeResult = result_from_event(result_event)
+    return replace(
+        outcome,
+        cost_usd=None if reported.used_nothing else reported.total_cost_usd,
+        input_tokens=reported.input_tokens,
+        output_tokens=reported.output_tokens,
+        cache_creation_input_tokens=reported.cache_creation_input_tokens,
+        cache_read_input_tokens=reported.cache_read_input_tokens,
+        num_turns=outcome.num_turns if outcome.num_turns is not None else reported.num_turns,
+    )

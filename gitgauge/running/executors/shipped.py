@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import fcntl
-import os
 import shutil
 import socket
 import tempfile
@@ -36,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gitgauge import __version__
-from gitgauge.core import kinds, process
+from gitgauge.core import kinds, node_local, process
 from gitgauge.core.errors import GitError, GitGaugeError
 from gitgauge.core.git import Blob, ChangedPath, Repository, history
 from gitgauge.core.git.history import HistoryCopy
@@ -283,7 +282,7 @@ def run_on_node(
         # Workspaces go under the run's node directory, so removing it after an interrupt or a
         # killed worker leaves nothing behind.
         tempfile.tempdir = str(root / "tmp")
-        with _environment(request.env), _slot(root) as slot:
+        with node_local.environment(request.env), node_local.slot(root) as slot:
             try:
                 if request.version != __version__:
                     raise GitGaugeError(
@@ -425,39 +424,3 @@ def _flock(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-@contextmanager
-def _slot(root: Path) -> Iterator[int]:
-    """A number unique among the pairs running on this node (GITGAUGE_JOB, as with `-j`)."""
-    slots = root / "slots"
-    slots.mkdir(exist_ok=True)
-    number = 0
-    while True:
-        handle = open(slots / f"{number}.lock", "a+b")  # noqa: SIM115 - held while the pair runs
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.close()
-            number += 1
-            continue
-        try:
-            yield number
-        finally:
-            handle.close()
-        return
-
-
-@contextmanager
-def _environment(values: dict[str, str]) -> Iterator[None]:
-    """`run.ray.env` for the pair's duration (a Ray worker runs one pair at a time)."""
-    saved = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
