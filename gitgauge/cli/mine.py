@@ -1,4 +1,5 @@
-"""`gitgauge init`, `gitgauge mine` and `gitgauge rewrite`: from a repository to saved tasks."""
+"""`gitgauge mine` and `gitgauge rewrite`: from a repository to saved tasks (`init` is
+`cli/init.py`)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,6 @@ from gitgauge.core.schema import Timeouts
 from gitgauge.core.store import Store
 from gitgauge.core.text import plural
 from gitgauge.core.worktree import remove_stale
-from gitgauge.init import init as init_repository
 from gitgauge.mining.advice import closing_advice
 from gitgauge.mining.classify import SUBJECT_RULES
 from gitgauge.mining.explain import explain as explain_commit
@@ -127,22 +127,6 @@ MineRayAddressOption = Annotated[
 MINE_RESUME_HINT = (
     "run `gitgauge mine` again: verified tasks are saved and judged candidates are remembered"
 )
-
-
-def init() -> None:
-    """Write gitgauge.yaml and .gitgauge/.gitignore at the repository root (never overwrites)."""
-
-    def action() -> None:
-        repo = Repository(Path.cwd())
-        outcome = init_repository(repo.root)
-        for path in outcome.created:
-            say(f"created {path}")
-        for path in outcome.kept:
-            say(f"kept existing {path}")
-        if outcome.created and any(p.name == "gitgauge.yaml" for p in outcome.created):
-            say("next: set testCommand in gitgauge.yaml, then run `gitgauge mine`")
-
-    guarded(action)
 
 
 def mine(
