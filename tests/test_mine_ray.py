@@ -22,6 +22,8 @@ from helpers.processes import wait_until_gone
 from helpers.ray_cluster import Cluster, ray_flags
 from helpers.ray_cluster import cluster as cluster  # the module's one cluster
 from helpers.repos import GitRepo, new_repo
+from helpers.repos.chains import build_chain_repo
+from helpers.repos.merges import build_merge_repo
 
 import gitgauge
 from gitgauge.core.config import load_repo_config
@@ -361,6 +363,90 @@ def test_the_driver_pulls_candidates_only_as_the_cluster_has_room_for_them(
     assert window == 4  # two nodes of one CPU, a CPU per candidate
     assert sorted(pulled) == sorted(candidate.commit.sha for candidate in candidates)
     assert all(isinstance(verdict, Verdict) and verdict.task for verdict in verdicts), verdicts
+    assert cluster.leftovers() == []
+
+
+def test_merge_and_chain_candidates_run_their_suites_on_the_cluster_with_the_same_tasks(
+    cluster: Cluster,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """`--merges` and `--chains` through Ray: each merge's suite run at the merge, and each
+    chain's at its newest commit, happen on the nodes (each with the history up to that commit),
+    and the task files are those of a local mine, byte for byte apart from their mining time."""
+    merges = build_merge_repo(tmp_path / "merges-local").repo
+    chains = build_chain_repo(tmp_path / "chains-local").repo
+    for local, option in ((merges, "--merges"), (chains, "--chains")):
+        remote = GitRepo(local.root.parent / local.root.name.replace("local", "remote"))
+        shutil.copytree(local.root, remote.root, symlinks=True)
+        mined_here = run_gitgauge("mine", option, cwd=local.root)
+        assert mined_here.returncode == 0, mined_here.stderr
+        mined_there = run_gitgauge("mine", option, *ray_flags(cluster), cwd=remote.root)
+        assert mined_there.returncode == 0, mined_there.stderr
+        tasks = task_files(remote.root)
+        assert tasks == task_files(local.root), option
+        summary = mined_there.stdout[mined_there.stdout.index("commits scanned") :]
+        local_summary = mined_here.stdout[mined_here.stdout.index("commits scanned") :]
+        assert summary.replace(str(remote.root), "R") == local_summary.replace(
+            str(local.root), "R"
+        )
+        assert "errors:" not in summary
+    # What the suites decided came from the nodes: the merge whose suite fails there is an
+    # exact-match-only task, and the chains' newest commits pass theirs.
+    merge_tasks = task_files(merges.root.parent / "merges-remote")
+    assert sum("kind: merge" in text for text in merge_tasks.values()) == 4, merge_tasks
+    assert sum("testsAtMerge: false" in text for text in merge_tasks.values()) == 1
+    chain_tasks = task_files(chains.root.parent / "chains-remote")
+    assert len(chain_tasks) == 6, chain_tasks
+    assert all("testsAtNewest: true" in text for text in chain_tasks.values())
+    assert cluster.leftovers() == []
+
+
+MERGE_KILLER_SUITE = """\
+import os, pathlib, signal, subprocess, sys
+subject = subprocess.run(
+    ["git", "log", "-1", "--format=%s"], capture_output=True, text=True
+).stdout.strip()
+if "gitgauge-ray-" in os.getcwd() and subject == "Merge branch 'greeting'":
+    # Kill the Ray worker running this merge's suite (an ancestor of this process), every time.
+    pid = os.getppid()
+    while pid > 1:
+        command = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes()
+        if command.startswith(b"ray::") or b"default_worker.py" in command:
+            os.kill(pid, signal.SIGKILL)
+            break
+        pid = int(pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+sys.exit(0)
+"""
+
+
+def test_a_merge_whose_worker_dies_twice_is_an_error_naming_its_node_not_a_task(
+    cluster: Cluster,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    built = build_merge_repo(tmp_path / "repo")
+    repo = built.repo
+    # Outside the history, which has no such suite (the loopback nodes share this file system).
+    suite = tmp_path / "suite.py"
+    suite.write_text(MERGE_KILLER_SUITE, encoding="utf-8")
+    config = {"testCommand": f"{sys.executable} -B {suite}", "run": {"sandbox": "none"}}
+    (repo.root / "gitgauge.yaml").write_text(json.dumps(config), encoding="utf-8")
+    mined = run_gitgauge("mine", "--merges", *ray_flags(cluster), cwd=repo.root)
+    assert mined.returncode == 0, mined.stderr
+    (error,) = re.findall(
+        r"^error +\S+ Merge branch 'greeting' +\[(.*)\]$", mined.stdout, re.MULTILINE
+    )
+    assert re.fullmatch(
+        rf"its Ray worker was lost on node {NODE} and again on node {NODE} "
+        r"\(\w+\), also after 1 retry: not judged, `gitgauge mine` verifies it again",
+        error,
+    ), error
+    assert "errors:            1 (no verdict" in mined.stdout
+    saved = [path.read_text() for path in (repo.root / ".gitgauge" / "tasks").glob("*.yaml")]
+    assert len(saved) == 3 and not any(built.merges["source"] in text for text in saved)
+    # The next mine (here, locally) makes the task.
+    again = run_gitgauge("mine", "--merges", cwd=repo.root)
+    assert again.returncode == 0, again.stderr
+    assert re.search(r"^verified +\S+ Merge branch 'greeting'", again.stdout, re.MULTILINE)
     assert cluster.leftovers() == []
 
 

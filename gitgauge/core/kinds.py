@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # the store loads tasks through this registry: no import at r
     from gitgauge.core.git.checkout import CheckoutPool
     from gitgauge.core.sandbox import Sandbox
     from gitgauge.core.store import Store
+    from gitgauge.core.suite_jobs import SuiteJobs
 
 BUILTINS = "gitgauge.kinds"
 """The package whose import registers the built-in kinds."""
@@ -255,6 +256,9 @@ class MiningEvents:
     """A commit was passed over, and why."""
     on_total: Callable[[int], None]
     """How many more candidates are about to be verified."""
+    on_error: Callable[[Commit, str], None]
+    """A candidate with no verdict, and why (`mine --executor ray`: its node was lost): counted
+    with the errors, not remembered, so the next mine verifies it again."""
 
 
 @dataclass
@@ -280,6 +284,9 @@ class MiningContext:
     """Applied to a task before it is saved (prompt rewriting)."""
     mined: set[str]
     """The `fix` commits of the tasks already saved."""
+    suites: SuiteJobs
+    """Where a miner runs its per-candidate suites: here on `jobs` threads with `pool`'s
+    checkouts, or on the cluster the fix candidates go to (`mine --executor ray`)."""
     merge_commits: list[Commit] = field(default_factory=list)
     """The merge commits among the scanned ones (collected when a miner `takes_merges`)."""
 
@@ -419,3 +426,16 @@ def get(name: str) -> TaskKind:
 def names() -> list[str]:
     """Every kind, in the order reports show them (registration order: fix first)."""
     return KINDS.names()
+
+
+def miners(config: RepoConfig, asked: Mapping[str, bool | None]) -> list[KindMiner]:
+    """The miners of the registered kinds that are on (each once: the two chain kinds share
+    one), in the kinds' order. `asked`: a miner's option -> on or off from the command line
+    (None: its `mine.<option>`)."""
+    found: list[KindMiner] = []
+    for name in names():
+        miner = get(name).miner()
+        if miner is not None and miner not in found:
+            if miner.enabled(config, asked.get(miner.option)):
+                found.append(miner)
+    return found

@@ -3,7 +3,7 @@
 
 Each check runs what mining runs, the way mining runs it: the config through its loader, the
 linked directories through `core.links`, the sandbox through mining's policy
-(`mining.mine.mining_sandbox`), the interpreters the suite resolves in that sandbox
+(`mining.sandbox.mining_sandbox`), the interpreters the suite resolves in that sandbox
 (`interpreter.py`), and `testCommand` at HEAD in a checkout of gitgauge's own, in that sandbox
 (`mining.trial`, read by `testrun.py`). The agent CLIs are looked for (binary, login file or
 key) without running them (`agents.py`); only `--probe` talks to an API (`probe.py`).

@@ -15,7 +15,7 @@ from gitgauge.core.sandbox import Sandbox, probe
 from gitgauge.core.schema import RepoConfig
 from gitgauge.core.suite import UserCommands
 from gitgauge.doctor.findings import Found
-from gitgauge.mining.mine import mining_sandbox
+from gitgauge.mining.sandbox import mining_sandbox
 
 
 def git_version_found(repo: Repository, found: Found) -> None:

@@ -13,7 +13,7 @@ from gitgauge.core.schema import RepoConfig
 from gitgauge.core.text import plural
 from gitgauge.core.worktree import Warn
 from gitgauge.init.records import Measured
-from gitgauge.mining.mine import mining_sandbox
+from gitgauge.mining.sandbox import mining_sandbox
 from gitgauge.mining.telling import telling_line
 from gitgauge.mining.trial import trial_run
 

@@ -11,23 +11,25 @@ from collections import Counter
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from typing import Protocol
 
-from gitgauge.core import kinds, links, process
+from gitgauge.core import kinds, links
 from gitgauge.core.errors import ConfigError, GitError, UsageError
 from gitgauge.core.git import Commit, Repository
 from gitgauge.core.git.checkout import CheckoutPool
-from gitgauge.core.kinds import KindMiner, MinedKind, MiningContext, MiningEvents
+from gitgauge.core.kinds import MinedKind, MiningContext, MiningEvents
 from gitgauge.core.parallel import in_order
 from gitgauge.core.records import PromptQuality, Task
 from gitgauge.core.sandbox import Sandbox
-from gitgauge.core.sandbox import prepare as prepare_sandbox
 from gitgauge.core.schema import RepoConfig
 from gitgauge.core.store import Store, atomic_write_json
 from gitgauge.core.suite import stop_early_warning
+from gitgauge.core.suite_jobs import LocalJobs, SuiteJobs
 from gitgauge.core.worktree import Warn, warn_once
 from gitgauge.mining import classify, rules
 from gitgauge.mining.duplicates import duplicates as duplicates
 from gitgauge.mining.rules import RuleCounts
+from gitgauge.mining.sandbox import mining_sandbox
 from gitgauge.mining.verify import CandidateError, Verdict, verify
 
 # Stop early when the test command cannot even start this many times in a row with no success:
@@ -176,10 +178,16 @@ class MineEvents:
     """A candidate with no verdict (`mine --executor ray`: its node was lost)."""
 
 
-Verifier = Callable[
-    [Sequence["Candidate"], MineEvents], Generator[Verdict | CandidateError, None, None]
-]
-"""Verifies candidates elsewhere (`mine --executor ray`: `mining.remote`), verdicts as they come."""
+class Verifier(Protocol):
+    """Verifies the fix candidates elsewhere (`mine --executor ray`: `mining.remote`), verdicts
+    as they come; the other kinds' miners run their suites on its `jobs`."""
+
+    @property
+    def jobs(self) -> SuiteJobs: ...
+
+    def __call__(
+        self, candidates: Sequence[Candidate], events: MineEvents
+    ) -> Generator[Verdict | CandidateError, None, None]: ...
 
 
 def mine(
@@ -208,7 +216,7 @@ def mine(
     count = _commit_count(repo, config, last=last, jobs=jobs, warn=warn)
     summary = MineSummary()
     mined = store.mined_fix_shas(warn=warn)
-    miners = kind_miners(config, asked or {})
+    miners = kinds.miners(config, asked or {})
     for miner in miners:
         miner.check(repo)
     merge_commits: list[Commit] | None = [] if any(m.takes_merges for m in miners) else None
@@ -223,9 +231,10 @@ def mine(
     )  # fmt: skip
     events.on_total(len(to_verify))
     with CheckoutPool(owner_repository=repo.root) as pool:
-        # Candidates verified elsewhere get the sandbox of the machine they run on.
-        here = to_verify and verifier is None
-        needs_sandbox = here or merge_commits or (miners and not dry_run)
+        # Candidates verified elsewhere get the sandbox of the machine they run on (the other
+        # kinds' suites go there too).
+        work_here = to_verify or merge_commits or (miners and not dry_run)
+        needs_sandbox = verifier is None and work_here
         sandbox = mining_sandbox(repo, config, warn=warn) if needs_sandbox else None
         _verify_candidates(
             repo, config, store, to_verify, summary,
@@ -243,9 +252,14 @@ def mine(
             force=force,
             dry_run=dry_run,
             warn=warn,
-            events=_kind_events(events),
+            events=_kind_events(events, summary),
             prepare_task=prepare_task,
             mined=mined,
+            suites=(
+                verifier.jobs
+                if verifier is not None
+                else LocalJobs(repo, config, pool, sandbox, warn, jobs)
+            ),
             merge_commits=merge_commits or [],
         )
         for miner in miners:
@@ -314,42 +328,21 @@ def _to_verify(
     return to_verify
 
 
-def _kind_events(events: MineEvents) -> MiningEvents:
-    """The fix miner's progress callbacks, as the other kinds' miners take them."""
+def _kind_events(events: MineEvents, summary: MineSummary) -> MiningEvents:
+    """The fix miner's progress callbacks, as the other kinds' miners take them (their
+    candidates with no verdict are counted with the fix candidates')."""
+
+    def on_error(commit: Commit, why: str) -> None:
+        error = CandidateError(commit, why)
+        summary.errors.append(error)
+        events.on_error(error)
+
     return MiningEvents(
         on_start=events.on_start,
         on_task=lambda commit, task, detail: events.on_verdict(Verdict(commit, task, None, detail)),
         on_skip=events.on_skip,
         on_total=events.on_total,
-    )
-
-
-def kind_miners(config: RepoConfig, asked: Mapping[str, bool | None]) -> list[KindMiner]:
-    """The miners of the registered kinds that are on (each once: the two chain kinds share
-    one), in the kinds' order."""
-    found: list[KindMiner] = []
-    for name in kinds.names():
-        miner = kinds.get(name).miner()
-        if miner is not None and miner not in found:
-            if miner.enabled(config, asked.get(miner.option)):
-                found.append(miner)
-    return found
-
-
-def mining_sandbox(repo: Repository, config: RepoConfig, *, warn: Warn) -> Sandbox | None:
-    """The sandbox mining's test runs happen in: `run.sandbox`'s policy with no agent, so a
-    suite that cannot run where `run` grades is found now, not as gold 0%."""
-    return prepare_sandbox(
-        config.run.sandbox,
-        network=config.run.sandbox_network,
-        repo_root=repo.root,
-        link=config.worktree.link,
-        exposures=[],
-        test_command=config.testCommand,
-        home_writable=[],
-        env=process.clean_env(),
-        warn=warn,
-        who="test commands",
+        on_error=on_error,
     )
 
 

@@ -1,14 +1,16 @@
-"""One candidate's verification on a machine without the user's repository (a Ray node).
+"""One job of `mine --executor ray` on a machine without the user's repository (a Ray node):
+a fix candidate's verification, or another kind's per-candidate suite run (`core.suite_jobs`).
 
-Travels to the node: the candidate's `Commit` (as the driver's history walk read it), the
-config, and one git pack of exactly the objects reachable from the fix, with the tags in its
-history (their objects in the pack, their names in the request): never a later commit. The node
-turns the pack into a bare history copy of its own, makes its own sandbox from `run.sandbox`
-(its bwrap, its paths) and runs the same `verify` as a local mine, in a checkout over the copy.
-Comes back: the `Verdict` and the warnings verification gave.
+Travels to the node: the job's work (a module-level function, shipped by reference), its payload,
+its `Commit` (as the driver's history walk read it), the config, and one git pack of exactly the
+objects reachable from that commit, with the tags in its history (their objects in the pack,
+their names in the request): never a later commit. The node turns the pack into a bare history
+copy of its own, makes its own sandbox from `run.sandbox` (its bwrap, its paths) and runs the
+work in a checkout over the copy, as a local mine would. Comes back: the work's value and the
+warnings it gave.
 
-Nothing here imports `ray`: the Ray glue (`running/executors/ray_mine.py`) calls
-`verify_on_node` with the node's directory for the mine, and tests can too.
+Nothing here imports `ray`: the Ray glue (`running/executors/ray_mine.py`) calls `run_on_node`
+with the node's directory for the mine, and tests can too.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from gitgauge import __version__
 from gitgauge.core import node_local, process
@@ -29,18 +32,23 @@ from gitgauge.core.git.tags import Tag
 from gitgauge.core.sandbox import Sandbox
 from gitgauge.core.sandbox import prepare as prepare_sandbox
 from gitgauge.core.schema import RepoConfig
+from gitgauge.core.suite_jobs import Place
 from gitgauge.mining.verify import Verdict, verify
 
 
 @dataclass(frozen=True)
-class CandidateRequest:
-    """One candidate, as it travels to a node (its history pack travels beside it)."""
+class NodeRequest:
+    """One job, as it travels to a node (its history pack travels beside it)."""
 
+    work: Callable[[Place, Any], object]
+    """A module-level function: the node imports it from its own gitgauge."""
+    payload: object
     commit: Commit
+    """The job's commit: the pack holds its history; the copy's `main` points at it."""
     config: RepoConfig
     """gitgauge.yaml as the driver read it (without `worktree.link`: see docs/cluster.md)."""
     tags: tuple[Tag, ...] = ()
-    """The tags in the fix's history (`Repository.tags_at`), whose objects the pack holds."""
+    """The tags in the commit's history (`Repository.tags_at`), whose objects the pack holds."""
     env: dict[str, str] = field(default_factory=dict)
     """The values of `run.ray.env`, set while the candidate is verified."""
     version: str = __version__
@@ -48,32 +56,32 @@ class CandidateRequest:
 
 
 @dataclass(frozen=True)
-class CandidateOutcome:
-    verdict: Verdict | None
-    """None when the node could not verify (`error` says why)."""
+class NodeOutcome:
+    value: object | None
+    """The work's value; None when the node could not run it (`error` says why)."""
     node: str
     warnings: list[str] = field(default_factory=list)
-    """Verification's own warnings (the same as a local mine's: said once per mine)."""
+    """The work's own warnings (the same as a local mine's: said once per mine)."""
     node_warnings: list[str] = field(default_factory=list)
     """This node's (its sandbox), said with its name."""
     error: str | None = None
 
 
-def verify_on_node(
-    request: CandidateRequest,
+def run_on_node(
+    request: NodeRequest,
     load_pack: Callable[[], bytes],
     *,
     root: Path,
     node: str,
-) -> CandidateOutcome:
-    """Verify one candidate here, exactly as a local mine does, in `root` (the mine's
-    directory on this node, removed by the driver at the end); `node` names this node."""
+) -> NodeOutcome:
+    """Run one job here, exactly as a local mine does, in `root` (the mine's directory on this
+    node, removed by the driver at the end); `node` names this node."""
     if request.version != __version__:
         error = (
             f"gitgauge {__version__} on node {node}, {request.version} on the driver: install "
             "the same version on the cluster"
         )
-        return CandidateOutcome(None, node, error=error)
+        return NodeOutcome(None, node, error=error)
     (root / "tmp").mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="candidate-", dir=root / "tmp"))
     warnings: list[str] = []
@@ -88,33 +96,39 @@ def verify_on_node(
         try:
             sandbox = _node_sandbox(request.config, node_warnings.append, temp_root=system_temp)
         except GitGaugeError as error:
-            return CandidateOutcome(None, node, error=f"on node {node}: {error}")
+            return NodeOutcome(None, node, error=f"on node {node}: {error}")
         # Checkouts go under the mine's node directory: removing it after an interrupt or a
         # killed worker leaves nothing behind.
         tempfile.tempdir = str(work)
         with node_local.environment(request.env), node_local.slot(root) as slot:
             with CheckoutPool(owner_repository=copy) as pool, pool.slot(0) as checkout:
-                verdict = verify(
-                    repo,
-                    request.commit,
-                    request.config,
-                    warn=warnings.append,
-                    extra_env={"GITGAUGE_JOB": str(slot)},
-                    checkout=checkout,
-                    sandbox=sandbox,
-                )
+                place = Place(repo, request.config, checkout, sandbox, warnings.append, slot)
+                value = request.work(place, request.payload)
     finally:
         tempfile.tempdir = previous_temp
         shutil.rmtree(work, ignore_errors=True)
-    return CandidateOutcome(
-        verdict, node, warnings=list(dict.fromkeys(warnings)), node_warnings=node_warnings
+    return NodeOutcome(
+        value, node, warnings=list(dict.fromkeys(warnings)), node_warnings=node_warnings
+    )
+
+
+def verify_fix(place: Place, commit: Commit) -> Verdict:
+    """The fix kind's job: the candidate's verification (`mining.verify.verify`)."""
+    return verify(
+        place.repo,
+        commit,
+        place.config,
+        warn=place.warn,
+        extra_env=place.job_env,
+        checkout=place.checkout,
+        sandbox=place.sandbox,
     )
 
 
 def _node_sandbox(
     config: RepoConfig, warn: Callable[[str], None], *, temp_root: Path
 ) -> Sandbox | None:
-    """This node's sandbox for mining's test runs (`mining.mine.mining_sandbox` with the node's
+    """This node's sandbox for mining's test runs (`mining.sandbox.mining_sandbox` with the node's
     paths): no user repository is here to hide, but the node's temporary directory is."""
     return prepare_sandbox(
         config.run.sandbox,

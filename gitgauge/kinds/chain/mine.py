@@ -16,24 +16,22 @@ Each remaining chain's newest commit is tested once (`testsAtNewest`, which
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
 from gitgauge.core import process
 from gitgauge.core.git import Commit, Repository
-from gitgauge.core.git.checkout import Checkout, CheckoutPool
 from gitgauge.core.git.series import LoggedCommit, first_parent_log, replay_problem
 from gitgauge.core.kinds import KindMiner, MiningContext
-from gitgauge.core.parallel import in_order
 from gitgauge.core.paths import is_docs_or_lock
 from gitgauge.core.records import MergeDifficulty, Task
-from gitgauge.core.sandbox import Mounts, Sandbox
+from gitgauge.core.sandbox import Mounts
 from gitgauge.core.schema import RepoConfig
 from gitgauge.core.suite import UserCommands
+from gitgauge.core.suite_jobs import Job, Place, SuiteJobs
 from gitgauge.core.text import plural
-from gitgauge.core.worktree import Warn
 from gitgauge.kinds.mined import KindSummary
 from gitgauge.mining import classify
 
@@ -109,17 +107,15 @@ class ChainMiner(KindMiner):
             last=context.last,
             existing={task.id for task in context.store.load_tasks(warn=context.warn)},
             dry_run=context.dry_run,
-            jobs=context.jobs,
-            warn=context.warn,
             events=ChainEvents(
                 on_start=events.on_start,
                 on_task=lambda commit, task: events.on_task(
                     commit, task, "" if task.testsAtNewest else NO_TESTS
                 ),
                 on_skip=events.on_skip,
+                on_error=events.on_error,
             ),
-            pool=context.pool,
-            sandbox=context.sandbox,
+            suites=context.suites,
             save=context.store.save_task,
         )
 
@@ -271,21 +267,16 @@ def make_tasks(chain: Chain, config: RepoConfig, *, tests_at_newest: bool) -> li
     ]
 
 
-def suite_passes(
-    repo: Repository,
-    commit: str,
-    config: RepoConfig,
-    *,
-    checkout: Checkout,
-    sandbox: Sandbox | None,
-    warn: Warn,
-    slot: int,
-) -> bool:
-    """Whether setupCommand and testCommand pass at `commit` (in `checkout`, reset there)."""
+def suite_passes(place: Place, chain: Chain) -> bool:
+    """Whether setupCommand and testCommand pass at the chain's newest commit (in the place's
+    checkout, reset there): a job of `core.suite_jobs`, here or on a Ray node."""
+    repo, config, checkout, commit = place.repo, place.config, place.checkout, chain.newest.sha
     stores = repo.object_stores()
-    checkout.reset(commit, stores=stores, link=config.worktree.link, link_from=repo.root, warn=warn)
-    env = process.clean_env(cwd=checkout.path, extra={"GITGAUGE_JOB": str(slot)})
-    commands = UserCommands(config, sandbox=sandbox)
+    checkout.reset(
+        commit, stores=stores, link=config.worktree.link, link_from=repo.root, warn=place.warn
+    )
+    env = process.clean_env(cwd=checkout.path, extra=place.job_env)
+    commands = UserCommands(config, sandbox=place.sandbox)
     setup = commands.setup(checkout.path, env=env)
     if setup is not None and not setup.ok:
         return False
@@ -298,6 +289,7 @@ class ChainEvents:
     on_start: Callable[[Commit], None]
     on_task: Callable[[Commit, Task], None]
     on_skip: Callable[[Commit, str], None]
+    on_error: Callable[[Commit, str], None]
 
 
 def mine_chains(
@@ -307,11 +299,8 @@ def mine_chains(
     last: int,
     existing: set[str],
     dry_run: bool,
-    jobs: int,
-    warn: Warn,
     events: ChainEvents,
-    pool: CheckoutPool,
-    sandbox: Sandbox | None,
+    suites: SuiteJobs,
     save: Callable[[Task], object],
 ) -> ChainSummary:
     """Find, check and save the chains among the last `last` first-parent commits; `existing`
@@ -342,25 +331,18 @@ def mine_chains(
             continue
         to_verify.append(chain)
 
-    def verify(chain: Chain, slot: int) -> tuple[Chain, bool]:
-        events.on_start(as_commit(chain.newest))
-        with pool.slot(slot) as checkout:
-            passes = suite_passes(
-                repo,
-                chain.newest.sha,
-                config,
-                checkout=checkout,
-                sandbox=sandbox,
-                warn=warn,
-                slot=slot,
-            )
-        return chain, passes
-
-    verdicts: Generator[tuple[Chain, bool], None, None] = in_order(
-        to_verify, verify, jobs=jobs, name="verify-chain"
+    verdicts = suites.map(
+        suite_passes,
+        [Job(as_commit(chain.newest), chain) for chain in to_verify],
+        on_start=events.on_start,
+        name="verify-chain",
     )
     try:
-        for chain, passes in verdicts:
+        for done in verdicts:
+            chain, passes = done.job.payload, done.value
+            if passes is None:
+                events.on_error(done.job.commit, done.lost or "lost")
+                continue
             for task in make_tasks(chain, config, tests_at_newest=passes):
                 if task.id in existing:
                     continue

@@ -7,13 +7,13 @@ test suite is the second judge.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Generator, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from gitgauge.core import process
 from gitgauge.core.git import Commit, Repository
-from gitgauge.core.git.checkout import Checkout, CheckoutPool
+from gitgauge.core.git.checkout import Checkout
 from gitgauge.core.git.mergetree import (
     ReMerge,
     check_git_version,
@@ -23,12 +23,12 @@ from gitgauge.core.git.mergetree import (
 )
 from gitgauge.core.git.owned import parse_tree_listing
 from gitgauge.core.kinds import KindMiner, MiningContext
-from gitgauge.core.parallel import in_order
 from gitgauge.core.paths import is_docs_or_lock
 from gitgauge.core.records import MergeDifficulty, Task
 from gitgauge.core.sandbox import Mounts, Sandbox
 from gitgauge.core.schema import RepoConfig
 from gitgauge.core.suite import UserCommands
+from gitgauge.core.suite_jobs import Job, Place
 from gitgauge.core.text import plural
 from gitgauge.core.worktree import Warn
 from gitgauge.kinds.mined import KindSummary
@@ -107,18 +107,18 @@ class MergeMiner(KindMiner):
             else:
                 to_verify.append(found)
         events.on_total(len(to_verify))
-        verdicts = verify_all(
-            context.repo,
-            context.config,
-            to_verify,
-            jobs=context.jobs,
-            warn=context.warn,
+        verdicts = context.suites.map(
+            verify_merge_job,
+            [Job(candidate.commit, candidate) for candidate in to_verify],
             on_start=events.on_start,
-            pool=context.pool,
-            sandbox=context.sandbox,
+            name="verify-merge",
         )
         try:
-            for verdict in verdicts:
+            for done in verdicts:
+                verdict = done.value
+                if verdict is None:
+                    events.on_error(done.job.commit, done.lost or "lost")
+                    continue
                 assert verdict.task is not None
                 task = verdict.task
                 if context.prepare_task is not None:
@@ -286,31 +286,18 @@ def verify_merge(
     return MergeVerdict(commit, task, None, note)
 
 
-def verify_all(
-    repo: Repository,
-    config: RepoConfig,
-    candidates: list[MergeCandidate],
-    *,
-    jobs: int,
-    warn: Warn,
-    on_start: Callable[[Commit], None],
-    pool: CheckoutPool,
-    sandbox: Sandbox | None,
-) -> Generator[MergeVerdict, None, None]:
-    def judge(candidate: MergeCandidate, slot: int) -> MergeVerdict:
-        on_start(candidate.commit)
-        with pool.slot(slot) as checkout:
-            return verify_merge(
-                repo,
-                candidate,
-                config,
-                warn=warn,
-                extra_env={"GITGAUGE_JOB": str(slot)},
-                checkout=checkout,
-                sandbox=sandbox,
-            )
-
-    return in_order(candidates, judge, jobs=jobs, name="verify-merge")
+def verify_merge_job(place: Place, candidate: MergeCandidate) -> MergeVerdict:
+    """One candidate's job (`core.suite_jobs`: here, or on a Ray node with the history up to
+    the merge)."""
+    return verify_merge(
+        place.repo,
+        candidate,
+        place.config,
+        warn=place.warn,
+        extra_env=place.job_env,
+        checkout=place.checkout,
+        sandbox=place.sandbox,
+    )
 
 
 MINER = MergeMiner()

@@ -1,8 +1,8 @@
 """`mine --executor ray`: the Ray glue of mining (docs/cluster.md), one Ray task per candidate.
 
-Generic over what runs on the node (the CLI passes `mining.node.verify_on_node`, which Ray
-ships by reference: the node imports it from its own gitgauge), so the running stage does not
-import mining. The cluster is connected and checked as for `run` (`RayExecutor.connect`: the
+Generic over what runs on the node (mining passes `mining.node.run_on_node`, which Ray ships by
+reference: the node imports it from its own gitgauge), so the running stage does not import
+mining. The cluster is connected and checked as for `run` (`RayExecutor.connect`: the
 address answers, every node has this gitgauge version and git, `worktree.link` refused unless
 `run.ray.link: skip`), and its directory on the nodes is removed the same way at the end.
 
