@@ -189,7 +189,15 @@ def test_mine_executor_ray_in_gitgauge_yaml_and_worktree_link(
     (repo.root / "gitgauge.yaml").write_text(json.dumps(config), encoding="utf-8")
     mined = run_gitgauge("mine", cwd=repo.root)
     assert mined.returncode == 0, mined.stderr
-    assert len(task_files(repo.root)) == 2, mined.stdout
+    tasks = task_files(repo.root)
+    assert len(tasks) == 2, mined.stdout
+    # No address in gitgauge.yaml nor on the command line: RAY_ADDRESS names the cluster.
+    del config["run"]["ray"]["address"]
+    (repo.root / "gitgauge.yaml").write_text(json.dumps(config), encoding="utf-8")
+    shutil.rmtree(repo.root / ".gitgauge")
+    by_env = run_gitgauge("mine", cwd=repo.root, env={**os.environ, "RAY_ADDRESS": cluster.address})
+    assert by_env.returncode == 0, by_env.stderr
+    assert task_files(repo.root) == tasks
     local = run_gitgauge("mine", "--executor", "local", "--ray-address", "x:1", cwd=repo.root)
     assert local.returncode == 2
     assert "--ray-address goes with --executor ray" in local.stderr
@@ -258,6 +266,38 @@ if "gitgauge-ray-" in os.getcwd() and fixed == "fixed killer\\n":
         pid = int(pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
 sys.exit(0 if "fixed" in fixed else 1)
 """
+
+
+def test_a_job_from_another_gitgauge_version_is_refused_on_the_node_naming_both(
+    tmp_path: Path,
+) -> None:
+    """A node that joins after the start check (which compared every node's version) still
+    refuses work from another gitgauge: the candidate is an error, its pack never unpacked."""
+    from gitgauge.core.git import Commit
+    from gitgauge.mining.node import NodeRequest, run_on_node, verify_fix
+
+    repo = build(tmp_path / "repo")
+    commit = next(find_candidates(Repository(repo.root), load_repo_config(repo.root), last=10,
+                                  summary=MineSummary())).commit  # fmt: skip
+    assert isinstance(commit, Commit)
+    request = NodeRequest(
+        work=verify_fix,
+        payload=commit,
+        commit=commit,
+        config=load_repo_config(repo.root),
+        version="0.0.1",
+    )
+
+    def no_pack() -> bytes:
+        raise AssertionError("the pack was asked for")
+
+    outcome = run_on_node(request, no_pack, root=tmp_path / "node", node="10.0.0.9")
+    assert outcome.value is None
+    assert outcome.error == (
+        f"gitgauge {gitgauge.__version__} on node 10.0.0.9, 0.0.1 on the driver: install the "
+        "same version on the cluster"
+    )
+    assert not (tmp_path / "node").exists()
 
 
 def fix_history(repo: GitRepo, suite: str, names: list[str]) -> None:
@@ -386,9 +426,7 @@ def test_merge_and_chain_candidates_run_their_suites_on_the_cluster_with_the_sam
         assert tasks == task_files(local.root), option
         summary = mined_there.stdout[mined_there.stdout.index("commits scanned") :]
         local_summary = mined_here.stdout[mined_here.stdout.index("commits scanned") :]
-        assert summary.replace(str(remote.root), "R") == local_summary.replace(
-            str(local.root), "R"
-        )
+        assert summary.replace(str(remote.root), "R") == local_summary.replace(str(local.root), "R")
         assert "errors:" not in summary
     # What the suites decided came from the nodes: the merge whose suite fails there is an
     # exact-match-only task, and the chains' newest commits pass theirs.

@@ -136,7 +136,7 @@ class RayExecutor(PairExecutor):
         for name in self.settings.env:
             if name not in os.environ:
                 pair.warn(f"run.ray.env: {name} is not set here; the workers do not get it")
-        options = _task_options(self.settings.resources)
+        options = task_options(self.settings.resources)
         packs: dict[tuple[str, ...], Any] = {}
         fixes: dict[tuple[str, bool], FixFiles] = {}
         harnesses: dict[str, Any] = {}
@@ -310,7 +310,8 @@ def _alive_nodes() -> dict[str, str]:
     return {node["NodeID"]: node["NodeManagerAddress"] for node in ray.nodes() if node["Alive"]}
 
 
-def _task_options(resources: dict[str, float]) -> dict[str, Any]:
+def task_options(resources: dict[str, float]) -> dict[str, Any]:
+    """Ray's options for one task asking for `run.ray.resources` (a pair's, or a mine's job)."""
     custom = dict(resources)
     options: dict[str, Any] = {
         "num_cpus": custom.pop("CPU", 0),
@@ -333,7 +334,8 @@ def _on_node(node: str) -> dict[str, Any]:
     }
 
 
-def _this_node() -> str:
+def this_node() -> str:
+    """The address this worker's node has in the cluster (how errors and the ledger name it)."""
     return str(ray.util.get_node_ip_address())
 
 
@@ -346,7 +348,7 @@ def _now() -> str:
 _watching: set[str] = set()
 
 
-def _watch_stop(run_id: str) -> None:
+def watch_stop(run_id: str) -> None:
     """Kill this worker's agent and test processes once the driver asks the node to stop."""
     if run_id in _watching:
         return
@@ -364,8 +366,8 @@ def _watch_stop(run_id: str) -> None:
 def _run_pair_here(
     request: NodePairRequest, pack: list[Any], harness: ShippedHarness
 ) -> NodePairOutcome:
-    _watch_stop(request.run_id)
-    return run_on_node(request, lambda: ray.get(pack[0]), harness, node=_this_node())
+    watch_stop(request.run_id)
+    return run_on_node(request, lambda: ray.get(pack[0]), harness, node=this_node())
 
 
 def _stop_here(run_id: str) -> None:

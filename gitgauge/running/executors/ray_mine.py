@@ -23,9 +23,9 @@ from typing import Any
 from gitgauge.core.schema import RepoConfig
 from gitgauge.running.executors.ray import (
     RayExecutor,
-    _task_options,
-    _this_node,
-    _watch_stop,
+    task_options,
+    this_node,
+    watch_stop,
 )
 from gitgauge.running.executors.shipped import node_root
 
@@ -86,7 +86,7 @@ class RayCandidatePool:
     def map(
         self, work: Callable[..., object], jobs: Iterator[PoolJob]
     ) -> Generator[PoolResult, None, None]:
-        options = {**_task_options(self.executor.settings.resources), "max_retries": RETRIES}
+        options = {**task_options(self.executor.settings.resources), "max_retries": RETRIES}
         ledger = self.ledger
         window = self.window()
         # Result ref -> (the job's key, its pack's ref, held until the result is in).
@@ -168,12 +168,12 @@ def _run_job_here(
     ledger: Any,
     mine_id: str,
 ) -> object:
-    node = _this_node()
+    node = this_node()
     try:
         ray.get(ledger.started.remote(key, node), timeout=LEDGER_SECONDS)
     except ray.exceptions.RayError:
         pass  # the ledger is gone: the job runs, unnamed should it be lost
-    _watch_stop(mine_id)
+    watch_stop(mine_id)
     return work(request, lambda: ray.get(pack[0]), root=node_root(mine_id), node=node)
 
 
