@@ -16,7 +16,7 @@ from helpers.repos import GitRepo, new_repo
 
 from gitgauge.core import process
 from gitgauge.core.errors import GitError
-from gitgauge.core.git import ChangedPath, Commit, Repository
+from gitgauge.core.git import ChangedPath, Commit, Repository, patchids
 from gitgauge.core.git.patchids import patch_ids
 from gitgauge.core.paths import MARKDOWN_SUFFIXES, is_markdown
 from gitgauge.mining.mine import Candidate, duplicates
@@ -216,6 +216,29 @@ def test_one_pipeline_gives_every_commit_the_id_it_had_alone(
     for changed in ("binary", "binary changed", "mode", "rename", "markdown renamed", "large"):
         assert shas[changed] in streamed, changed
     assert streamed[shas["binary"]] != streamed[shas["binary changed"]]
+
+
+def test_many_commits_shared_among_pipelines_get_the_ids_they_had_alone(
+    git_repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past `SHARE` commits a pipeline, the commits are split over up to `PIPELINES` at once:
+    every commit still gets its own id, whichever share it fell in, and a cherry-pick in
+    another share than its original is still the same patch."""
+    monkeypatch.setattr(patchids, "PIPELINES", 3)
+    monkeypatch.setattr(patchids, "SHARE", 4)
+    git_repo.commit("Initial import", files={"a.py": "a = 0\n"})
+    for number in range(1, 13):
+        git_repo.commit(f"Change {number}", files={"a.py": f"a = {number}\n"})
+    git_repo.commit("Go back to 2", files={"a.py": "a = 2\n"})
+    git_repo.commit("Change 3 again", files={"a.py": "a = 3\n"})  # change 3's diff, 2 -> 3
+    repo = Repository(git_repo.root)
+    commits = list(repo.log("HEAD", max_count=100))
+    streamed = patch_ids(repo, commits, ignored_suffixes=MARKDOWN_SUFFIXES)
+    assert streamed == one_by_one(repo, commits)
+    assert len(streamed) == 14  # three shares of 5, 5 and 4: the newest and change 3 apart
+    by_subject = {commit.subject: streamed.get(commit.sha) for commit in commits}
+    assert by_subject["Change 3 again"] == by_subject["Change 3"]
+    assert len(set(streamed.values())) == 13
 
 
 def test_duplicates_keep_the_same_candidates(

@@ -12,10 +12,15 @@ whose paths it would not match exactly (a directory named like such a file, a na
 such a file only by Unicode case folding), a merge and a root commit do not go through: those,
 and every commit when the pipeline fails (a parent missing from this clone), get
 `Repository.patch_id` one by one, as before.
+
+Many commits are split over one pipeline per core (`PIPELINES`, at least `SHARE` commits each):
+each commit's id depends on that commit alone, and the two gits of one pipeline keep about one
+core busy between them, so two pipelines on two cores take about half the time (bench row 1b).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Collection, Sequence
 from pathlib import PurePosixPath
@@ -23,6 +28,12 @@ from pathlib import PurePosixPath
 from gitgauge.core import process
 from gitgauge.core.errors import GitError
 from gitgauge.core.git import NO_HOOKS, Commit, Repository
+from gitgauge.core.parallel import in_order
+
+PIPELINES = max(1, min(4, os.cpu_count() or 1))
+"""How many `git log -p | git patch-id` pipelines run at once, at most."""
+SHARE = 64
+"""The fewest commits one pipeline is given: below that, starting one costs more than it saves."""
 
 _SUFFIX = re.compile(r"\.[a-z0-9]+")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -60,8 +71,45 @@ def patch_ids(
 def _streamed(
     repo: Repository, commits: Sequence[Commit], suffixes: Sequence[str]
 ) -> dict[str, str]:
+    """Every commit's id, from up to `PIPELINES` pipelines at once (a `GitError` from any).
+
+    A commit none of whose paths holds an ignored suffix goes without the exclusions: they
+    leave out nothing of it, and git spends about a third of its time matching them."""
+    plain = [commit for commit in commits if not _may_match(commit, suffixes)]
+    filtered = [commit for commit in commits if _may_match(commit, suffixes)]
+    shares: list[tuple[Sequence[Commit], Sequence[str]]] = [
+        *((share, ()) for share in _shares(plain)),
+        *((share, suffixes) for share in _shares(filtered)),
+    ]
+    found: dict[str, str] = {}
+    for ids in in_order(
+        shares,
+        lambda share, slot: _pipeline(repo, *share),
+        jobs=max(1, min(PIPELINES, len(shares))),
+        name="patch-ids",
+    ):
+        found.update(ids)
+    return found
+
+
+def _shares(commits: Sequence[Commit]) -> list[Sequence[Commit]]:
+    """`commits` in up to `PIPELINES` runs of at least `SHARE` (none when there is none)."""
     if not commits:  # `git log --stdin` with nothing on stdin would show HEAD
-        return {}
+        return []
+    count = max(1, min(PIPELINES, len(commits) // SHARE))
+    size = -(-len(commits) // count)
+    return [commits[start : start + size] for start in range(0, len(commits), size)]
+
+
+def _may_match(commit: Commit, suffixes: Sequence[str]) -> bool:
+    """Whether an exclusion could match a path of `commit` (one of its parts holds a suffix, in
+    any case: ASCII case folding keeps what `lower` finds)."""
+    return any(suffix in path.lower() for path in commit.paths for suffix in suffixes)
+
+
+def _pipeline(
+    repo: Repository, commits: Sequence[Commit], suffixes: Sequence[str]
+) -> dict[str, str]:
     wanted = {commit.sha for commit in commits}
     shas = "".join(f"{commit.sha}\n" for commit in commits)
     argv = [
