@@ -145,6 +145,26 @@ def test_codex_that_worked_before_a_notice_is_not_unreachable() -> None:
     assert codex.classify_failure("\n".join(events)) is None
 
 
+# A cause stops the whole config, so an HTTP status counts only where the text says it is one: a
+# crash whose traceback names line 402 is no quota, an agent's "401 tests" no refused key.
+@pytest.mark.parametrize(
+    ("said", "cause"),
+    [
+        ('API Error: 402 {"type":"error","error":{"message":"payment"}}', "quota"),
+        ("API Error: 429 Too Many Requests", "quota"),
+        ('request failed: {"status":401}', "auth"),
+        ("HTTP/1.1 403 Forbidden", "auth"),
+        ('File "agent.py", line 402, in main\nRuntimeError: crashed', None),
+        ("Stopped after 401 tests; 429 of 1,403 files left", None),
+    ],
+)
+def test_a_status_is_a_cause_only_where_it_is_said_to_be_one(said: str, cause: str | None) -> None:
+    assert cause_of(classify_failure("", said)) == cause
+    codex_said = json.dumps({"type": "turn.failed", "error": {"message": said}})
+    codex_cause = cause_of(codex.classify_failure(codex_said))
+    assert codex_cause == (None if cause is None or "402" in said else cause)
+
+
 # -- the rule for errors with no known cause ------------------------------------------------------
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from gitgauge.core import process
+from gitgauge.core.causes import said_status
 from gitgauge.core.records import MAX_COST_USD, MAX_COUNT, ErrorCause
 from gitgauge.core.transcript import json_object
 
@@ -193,6 +194,8 @@ UNREACHABLE = (
 its own retries are spent: `API Error: Unable to connect to API (ConnectionRefused)` (2.1.197),
 `Can't reach the API server (ENOTFOUND)`. A reset or a timed-out request is not in it: those
 happen on a reachable server too."""
+
+
 _CAUSES: tuple[tuple[ErrorCause, re.Pattern[str]], ...] = (
     ("not-logged-in", re.compile(r"not logged in|please run /login|no api key", re.I)),
     (
@@ -207,7 +210,7 @@ _CAUSES: tuple[tuple[ErrorCause, re.Pattern[str]], ...] = (
         "auth",
         re.compile(
             r"invalid api key|authentication_error|authentication_failed|oauth token (?:has )?"
-            r"(?:expired|revoked)|invalid bearer token|permission_error|\b40[13]\b",
+            r"(?:expired|revoked)|invalid bearer token|permission_error|" + said_status("40[13]"),
             re.I,
         ),
     ),
@@ -215,7 +218,7 @@ _CAUSES: tuple[tuple[ErrorCause, re.Pattern[str]], ...] = (
         "quota",
         re.compile(
             r"credit balance is too low|usage limit|rate_limit_error|rate limit|quota"
-            r"|billing|\b40[2]\b|\b429\b",
+            r"|billing|" + said_status("402|429"),
             re.I,
         ),
     ),

@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from gitgauge.core import process
+from gitgauge.core.causes import said_status
 from gitgauge.core.errors import AdapterError
 from gitgauge.core.records import ErrorCause, ErrorKind
 from gitgauge.core.sandbox import CODEX_HOME_WRITABLE, Exposure
@@ -329,9 +330,14 @@ _CAUSES: tuple[tuple[ErrorCause, re.Pattern[str]], ...] = (
     ("bad-model", re.compile(r"model_not_found|model .{0,60}(?:does not exist|not found)", re.I)),
     (
         "auth",
-        re.compile(r"\b401\b|\b403\b|unauthorized|invalid_api_key|incorrect api key", re.I),
+        re.compile(
+            r"unauthorized|invalid_api_key|incorrect api key|" + said_status("401|403"), re.I
+        ),
     ),
-    ("quota", re.compile(r"insufficient_quota|usage limit|quota|\b429\b|rate limit", re.I)),
+    (
+        "quota",
+        re.compile(r"insufficient_quota|usage limit|quota|rate limit|" + said_status("429"), re.I),
+    ),
     ("unreachable", re.compile(UNREACHABLE, re.I)),
 )
 NOT_FOUND_FIX = (
