@@ -71,13 +71,11 @@ class CiRequest:
     head: str | None = None
     pull_request: int | None = None
     tasks: int | None = None
-    repeat: int = 1
-    max_cost: float | None = None
-    jobs: int = 1
-    sandbox: str | None = None
+    run: RunRequest = field(default_factory=RunRequest)
+    """`--repeat`, `--max-cost`, `--jobs`, `--sandbox` and `--wait`, as `gitgauge run` takes
+    them (its configs are the two sides', written by the check)."""
     dry_run: bool = False
     allow_forks: bool = False
-    wait: bool = False
     links: str | None = None
     """`--links`: the URL where the job publishes `.gitgauge/` (the comment links patches)."""
     gate: Gate = field(default_factory=Gate)
@@ -135,9 +133,9 @@ def run_check(
         )
         return CiOutcome(changed=())
     events.say(f"harness files changed: {', '.join(change.files)}")
-    config = RunRequest(sandbox=request.sandbox).configured(load_repo_config(repo.root))
+    config = request.run.configured(load_repo_config(repo.root))
     store = Store(repo.root)
-    with exclusive(store.root, command="gitgauge ci", wait=request.wait, on_wait=events.warn):
+    with exclusive(store.root, command="gitgauge ci", wait=request.run.wait, on_wait=events.warn):
         remove_stale(repo, report=events.warn)
         sides = build_sides(repo, agent, request.config, change, paths, store.root / SIDES_DIR)
         comparison = _run_sides(repo, config, store, request, sides, events)
@@ -162,11 +160,13 @@ def run_check(
 
 
 def _check_request(request: CiRequest) -> None:
-    if request.repeat <= 0:
-        raise UsageError(f"--repeat must be a positive number of attempts, got {request.repeat}")
+    if request.run.repeat <= 0:
+        raise UsageError(
+            f"--repeat must be a positive number of attempts, got {request.run.repeat}"
+        )
     if request.tasks is not None and request.tasks <= 0:
         raise UsageError(f"--tasks must be a positive number of tasks, got {request.tasks}")
-    RunRequest(max_cost=request.max_cost).check()
+    request.run.check()
     request.gate.check()
     if request.links is not None:
         link_base(request.links)
@@ -201,7 +201,7 @@ def _run_sides(
     base, head = sides
 
     def mine() -> int:
-        summary = mine_history(repo, config, store, jobs=request.jobs, warn=events.warn)
+        summary = mine_history(repo, config, store, jobs=request.run.jobs, warn=events.warn)
         return len(summary.every_task)
 
     cached = cached_tasks(
@@ -209,17 +209,11 @@ def _run_sides(
     )
     tasks = sample(cached.tasks, request.tasks)
     events.say(f"running {base.name} and {head.name} on {len(tasks)} of {len(cached.tasks)} tasks")
-    run_request = RunRequest(
-        configs=(base.path, head.path),
-        repeat=request.repeat,
-        jobs=request.jobs,
-        sandbox=request.sandbox,
-        max_cost=request.max_cost,
-    )
+    run_request = replace(request.run, configs=(base.path, head.path))
     plan = plan_run(repo, store, run_request.configs, task_id=None, warn=events.warn)
     plan = replace(plan, tasks=tasks)
     check_remote_kinds(plan, executor=config.run.executor)
-    choice = decide_sandbox(repo, config, plan, flag=request.sandbox, warn=events.warn)
+    choice = decide_sandbox(repo, config, plan, flag=request.run.sandbox, warn=events.warn)
     planned = PlannedRun(plan=plan, resume=None, sandbox=choice)
     executor = open_run_executor(config, run_request, warn=events.warn)
     try:

@@ -14,6 +14,7 @@ from gitgauge.ci.verdict import Gate
 from gitgauge.cli.common import JobsOption, WaitOption, guarded, parse_jobs, say, warn
 from gitgauge.cli.run import MaxCostOption, RepeatOption, SandboxOption
 from gitgauge.reporting.rows import describe_pair
+from gitgauge.running.request import RunRequest
 
 
 class FailIf(str, Enum):
@@ -122,13 +123,15 @@ def ci(
             head=head,
             pull_request=pull_request,
             tasks=tasks,
-            repeat=repeat,
-            max_cost=max_cost,
-            jobs=parse_jobs(jobs),
-            sandbox=sandbox,
+            run=RunRequest(
+                repeat=repeat,
+                max_cost=max_cost,
+                jobs=parse_jobs(jobs),
+                sandbox=sandbox,
+                wait=wait,
+            ),
             dry_run=dry_run,
             allow_forks=allow_forks,
-            wait=wait,
             links=links,
             gate=Gate(fail_if=None if fail_if is None else fail_if.value, min_rate=min_rate),
         )

@@ -119,6 +119,15 @@ JobsOption = Annotated[str, JOBS_OPTION]
 """`--jobs` / `-j`, as the commands that run work in parallel take it (`parse_jobs` reads it)."""
 WaitOption = Annotated[bool, WAIT_OPTION]
 """`--wait`, as every command that takes the `.gitgauge/` lock takes it."""
+RayAddressOption = Annotated[
+    str | None,
+    typer.Option(
+        "--ray-address",
+        help="With --executor ray: the cluster's host:port (default: run.ray.address, "
+        "else RAY_ADDRESS, else a local Ray instance).",
+    ),
+]
+"""`--ray-address`, as the commands with a ray `--executor` (`run`, `mine`) take it."""
 
 
 def parse_jobs(value: str) -> int:

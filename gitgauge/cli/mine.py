@@ -10,7 +10,16 @@ from typing import Annotated
 
 import typer
 
-from gitgauge.cli.common import JobsOption, StatusLine, WaitOption, guarded, parse_jobs, say, warn
+from gitgauge.cli.common import (
+    JobsOption,
+    RayAddressOption,
+    StatusLine,
+    WaitOption,
+    guarded,
+    parse_jobs,
+    say,
+    warn,
+)
 from gitgauge.cli.mine_cluster import mine_executor, open_cluster
 from gitgauge.core.config import load_repo_config
 from gitgauge.core.errors import UsageError
@@ -116,14 +125,6 @@ MineExecutorOption = Annotated[
         "settings; needs gitgauge[ray]). Default: mine.executor in gitgauge.yaml, else local.",
     ),
 ]
-MineRayAddressOption = Annotated[
-    str | None,
-    typer.Option(
-        "--ray-address",
-        help="With --executor ray: the cluster's host:port (default: run.ray.address, "
-        "else RAY_ADDRESS, else a local Ray instance).",
-    ),
-]
 MINE_RESUME_HINT = (
     "run `gitgauge mine` again: verified tasks are saved and judged candidates are remembered"
 )
@@ -143,7 +144,7 @@ def mine(
     chains: ChainsOption = None,
     output_format: FormatOption = ExplainFormat.text,
     executor: MineExecutorOption = None,
-    ray_address: MineRayAddressOption = None,
+    ray_address: RayAddressOption = None,
 ) -> None:
     """Find bug-fix commits, prove each fails before and passes after, save them as tasks."""
 
@@ -210,13 +211,7 @@ def mine_tasks(
     if rewrite_model is not None and not rewrite_prompts:
         raise UsageError("--rewrite-model only applies with --rewrite-prompts")
     # Chosen before any verification: a missing backend is one error, not a warning per task.
-    rewriter = (
-        Rewriter.create(
-            repo, model=rewrite_model or DEFAULT_REWRITE_MODEL, warn=warn, env=os.environ
-        )
-        if rewrite_prompts
-        else None
-    )
+    rewriter = _rewriter(repo, rewrite_model) if rewrite_prompts else None
     with exclusive(store.root, command="gitgauge mine", wait=wait, on_wait=warn):
         remove_stale(repo, report=warn)
         progress = MineProgress()
@@ -252,6 +247,11 @@ def mine_tasks(
     return summary
 
 
+def _rewriter(repo: Repository, model: str | None) -> Rewriter:
+    """The prompt rewriter `--rewrite-model` asks for (`mine --rewrite-prompts`, `rewrite`)."""
+    return Rewriter.create(repo, model=model or DEFAULT_REWRITE_MODEL, warn=warn, env=os.environ)
+
+
 def _print_rewrite_totals(totals: RewriteTotals, how: str) -> None:
     cost = "not reported" if totals.cost_usd is None else f"${totals.cost_usd:.4f}"
     say(f"prompts rewritten: {totals.rewritten} (original kept: {totals.kept}), by {how}")
@@ -274,9 +274,7 @@ def rewrite_prompts(
     """`gitgauge rewrite`: the tasks' prompts rewritten under the `.gitgauge/` lock, each told."""
     repo = Repository(Path.cwd())
     store = Store(repo.root)
-    rewriter = Rewriter.create(
-        repo, model=rewrite_model or DEFAULT_REWRITE_MODEL, warn=warn, env=os.environ
-    )
+    rewriter = _rewriter(repo, rewrite_model)
 
     def report(done: Task, outcome: str) -> None:
         if outcome == "skipped":

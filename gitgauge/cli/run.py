@@ -14,7 +14,16 @@ from typing import Annotated
 import typer
 from tabulate import tabulate
 
-from gitgauge.cli.common import JobsOption, StatusLine, WaitOption, guarded, parse_jobs, say, warn
+from gitgauge.cli.common import (
+    JobsOption,
+    RayAddressOption,
+    StatusLine,
+    WaitOption,
+    guarded,
+    parse_jobs,
+    say,
+    warn,
+)
 from gitgauge.core.config import load_repo_config
 from gitgauge.core.errors import ConfigStopped
 from gitgauge.core.git import Repository
@@ -87,14 +96,6 @@ ExecutorOption = Annotated[
         "--executor",
         help="Where pairs run: local, or ray (a Ray cluster; needs gitgauge[ray]). "
         "Default: run.executor in gitgauge.yaml, else local.",
-    ),
-]
-RayAddressOption = Annotated[
-    str | None,
-    typer.Option(
-        "--ray-address",
-        help="With --executor ray: the cluster's host:port (default: run.ray.address, "
-        "else RAY_ADDRESS, else a local Ray instance).",
     ),
 ]
 JudgeOption = Annotated[

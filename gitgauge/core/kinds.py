@@ -148,22 +148,12 @@ class TaskKind(ABC):
 
     # -- a run -----------------------------------------------------------------------------------
 
-    def run_checks(
-        self,
-        repo: Repository,
-        config: RepoConfig,
-        tasks: Sequence[Task],
-        *,
-        env: Mapping[str, str],
-        warn: Callable[[str], None],
-        resumed: RunManifest | None = None,
-    ) -> Mapping[str, RunCheck]:
+    def run_checks(self, run: RunContext) -> Mapping[str, RunCheck]:
         """Checks of the whole run, made once before its first pair: the run asks each kind
-        among its `tasks` (all of the run's, every kind's). Returns `RunManifest` field -> its
-        record: `run` prints each one's `describe()` line and the manifest records it when the
-        run finishes (the chain kinds: `judgeCheck`, the judge's position check). `resumed`:
-        the manifest of the run `--resume` continues (what it recorded is not asked again).
-        By default: none."""
+        among its tasks. Returns `RunManifest` field -> its record: `run` prints each one's
+        `describe()` line and the manifest records it when the run finishes (the chain kinds:
+        `judgeCheck`, the judge's position check). What a resumed run recorded is not asked
+        again. By default: none."""
         return {}
 
     # -- reports ---------------------------------------------------------------------------------
@@ -191,8 +181,15 @@ class TaskKind(ABC):
 
     def matrix_fields(self, results: Sequence[RunResult]) -> dict[str, Any]:
         """Fields a matrix record (`report --matrix --format json`) of one task's attempts adds
-        (with the kind's name: `kind`)."""
+        (with the kind's name: `kind`, as `matrix_counts` starts them)."""
         return {}
+
+    def matrix_counts(
+        self, counts: Mapping[str, int], keys: Sequence[tuple[str, str]]
+    ) -> dict[str, Any]:
+        """The kind's name (`kind`) and the `row_counts` that `keys` names, as (count, key in
+        the record) like `ReportColumns.json`: what a kind's `matrix_fields` starts with."""
+        return {"kind": self.name, **{key: counts[count] for count, key in keys}}
 
     def group_of(self, result: RunResult) -> str | None:
         """The group the HTML matrix shows a task under (a fixture's benchmark), or None."""
@@ -291,6 +288,20 @@ class MiningContext:
     """The merge commits among the scanned ones (collected when a miner `takes_merges`)."""
 
 
+@dataclass(frozen=True)
+class RunContext:
+    """What every kind's `run_checks` is given: the run's repository, configuration and tasks
+    (all of the run's, every kind's)."""
+
+    repo: Repository
+    config: RepoConfig
+    tasks: Sequence[Task]
+    env: Mapping[str, str]
+    warn: Callable[[str], None]
+    resumed: RunManifest | None = None
+    """The manifest of the run `--resume` continues; None for a new run."""
+
+
 class RunCheck(Protocol):
     """A check of a whole run (`TaskKind.run_checks`): a record of the run's manifest."""
 
@@ -331,18 +342,22 @@ class KindMiner(ABC):
         """Find, verify and save this miner's tasks."""
 
 
-class PairContext(Protocol):
-    """What every kind's `enter` is given (`running.steps.PairSteps` and `FreshSteps` are it):
-    the pair's task, configuration, repository, draft and logs."""
+class TaskContext(Protocol):
+    """The task and the user's repository, which every context of one task's hooks holds."""
 
     @property
     def task(self) -> Task: ...
 
     @property
-    def config(self) -> RepoConfig: ...
+    def repo(self) -> Repository: ...
+
+
+class PairContext(TaskContext, Protocol):
+    """What every kind's `enter` is given (`running.steps.PairSteps` and `FreshSteps` are it):
+    the pair's task, configuration, repository, draft and logs."""
 
     @property
-    def repo(self) -> Repository: ...
+    def config(self) -> RepoConfig: ...
 
     @property
     def draft(self) -> ResultDraft: ...
@@ -356,18 +371,12 @@ class PairContext(Protocol):
     def warn(self, message: str) -> None: ...
 
 
-class GoldContext(Protocol):
+class GoldContext(TaskContext, Protocol):
     """What the `gold` baseline gets in an agent's place (`running.adapters.AdapterContext` is
     it): the workspace, the task, the repository, the environment and the sandbox."""
 
     @property
     def workspace(self) -> Path: ...
-
-    @property
-    def task(self) -> Task: ...
-
-    @property
-    def repo(self) -> Repository: ...
 
     @property
     def env(self) -> Mapping[str, str]: ...

@@ -14,9 +14,12 @@ from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
+from gitgauge.core import process
 from gitgauge.core.git import Commit, Repository
 from gitgauge.core.parallel import in_order
+from gitgauge.core.sandbox import Mounts
 from gitgauge.core.schema import RepoConfig
+from gitgauge.core.suite import UserCommands
 
 if TYPE_CHECKING:
     from gitgauge.core.git.checkout import Checkout, CheckoutPool
@@ -42,6 +45,23 @@ class Place:
     @property
     def job_env(self) -> dict[str, str]:
         return {"GITGAUGE_JOB": str(self.slot)}
+
+    def suite_at(self, sha: str) -> process.CommandResult | None:
+        """setupCommand, then testCommand, at `sha` (the checkout reset there), in the place's
+        sandbox with the job's environment: a miner's per-candidate check. None when
+        setupCommand failed (the suite did not run)."""
+        repo, config, checkout = self.repo, self.config, self.checkout
+        stores = repo.object_stores()
+        checkout.reset(
+            sha, stores=stores, link=config.worktree.link, link_from=repo.root, warn=self.warn
+        )
+        env = process.clean_env(cwd=checkout.path, extra=self.job_env)
+        commands = UserCommands(config, sandbox=self.sandbox)
+        setup = commands.setup(checkout.path, env=env)
+        if setup is not None and not setup.ok:
+            return None
+        mounts = Mounts(workspace=checkout.path, read_only=(checkout.git_dir, *stores))
+        return commands.suite(checkout.path, env=env, mounts=mounts, report=False).result
 
 
 @dataclass(frozen=True)

@@ -13,15 +13,13 @@ the user's checkout (`testpaths_patterns`), once per command: a folder the built
 from __future__ import annotations
 
 import configparser
-import importlib
 import shlex
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from typing import Any, cast
+from typing import Any
 
+from gitgauge.core.config_text import config_text, toml_document
 from gitgauge.core.paths import is_test_file
-
-TomlLoads = Callable[[str], dict[str, Any]]
 
 PYTEST_CONFIG_FILES = (
     "pytest.toml",
@@ -33,8 +31,6 @@ PYTEST_CONFIG_FILES = (
     "setup.cfg",
 )
 """The files pytest takes its configuration from, in the order it looks for them."""
-MAX_CONFIG_BYTES = 1 << 20
-"""A configuration file larger than this is not read (no project's is)."""
 
 
 def pytest_testpaths(read: Callable[[str], str | None]) -> tuple[str, ...]:
@@ -54,7 +50,7 @@ def testpaths_patterns(root: Path) -> tuple[str, ...]:
     """`tests.patterns` entries for the folders the pytest configuration at `root` names in its
     `testpaths` that the built-in rules do not already call tests: `<folder>/*` each."""
     patterns: list[str] = []
-    for path in pytest_testpaths(lambda name: _read(root / name)):
+    for path in pytest_testpaths(lambda name: config_text(root / name)):
         folder = _folder(path)
         if folder is None or is_test_file(f"{folder}/_"):
             continue
@@ -62,15 +58,6 @@ def testpaths_patterns(root: Path) -> tuple[str, ...]:
         if pattern not in patterns:
             patterns.append(pattern)
     return tuple(patterns)
-
-
-def _read(path: Path) -> str | None:
-    try:
-        if not path.is_file() or path.stat().st_size > MAX_CONFIG_BYTES:
-            return None
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
 
 
 def _folder(path: str) -> str | None:
@@ -108,12 +95,8 @@ def _testpaths_in(name: str, text: str) -> tuple[str, ...] | None:
 def _toml_table(name: str, text: str) -> dict[str, Any] | None:
     """pytest's table of a TOML file: `[pytest]` of a `pytest.toml` (taken even when empty),
     `[tool.pytest.ini_options]` or `[tool.pytest]` of a `pyproject.toml` (None without)."""
-    loads = _toml_reader()
-    if loads is None:
-        return None
-    try:
-        document = loads(text)
-    except ValueError:  # TOMLDecodeError
+    document = toml_document(text)
+    if document is None:
         return None
     if name != "pyproject.toml":
         table = document.get("pytest", {})
@@ -124,17 +107,6 @@ def _toml_table(name: str, text: str) -> dict[str, Any] | None:
         return None
     options = pytest.get("ini_options")
     return options if isinstance(options, dict) else pytest
-
-
-def _toml_reader() -> TomlLoads | None:
-    """The standard library's TOML reader, or on Python 3.10 `tomli` where it is installed
-    (pytest's own dependency there); None: the TOML files are passed over."""
-    for module in ("tomllib", "tomli"):
-        try:
-            return cast(TomlLoads, importlib.import_module(module).loads)
-        except ImportError:
-            continue
-    return None
 
 
 def _as_paths(value: object) -> tuple[str, ...]:

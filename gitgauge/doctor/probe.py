@@ -25,21 +25,13 @@ from gitgauge.core.claude import classify_failure
 from gitgauge.core.config import BUILT_IN_CONFIGS, load_agent_config
 from gitgauge.core.errors import GitGaugeError
 from gitgauge.core.git import Repository
-from gitgauge.core.prompt_template import render as render_prompt
 from gitgauge.core.records import Task
 from gitgauge.core.sandbox import Mounts, Sandbox
 from gitgauge.core.schema import RepoConfig
 from gitgauge.doctor.findings import Found
 from gitgauge.running import harness as harnesses
-from gitgauge.running.adapters.base import (
-    AdapterContext,
-    AdapterOutcome,
-    create,
-    keep_transcript,
-    prompt_file,
-    transcript_file,
-)
-from gitgauge.running.pair import with_reported_cost
+from gitgauge.running.adapters.base import AdapterOutcome, create
+from gitgauge.running.pair import call_adapter, with_reported_cost
 from gitgauge.running.plan import PlannedConfig, RunPlan, check_adapters
 from gitgauge.running.sandboxing import plan_sandbox, resolve_sandbox
 from gitgauge.running.workspace import fresh_workspace
@@ -136,48 +128,24 @@ def _call(
     repo: Repository, planned: PlannedConfig, sandbox: Sandbox | None, limit: float
 ) -> _Called:
     """The adapter once, in a throwaway directory, as a pair of a kind that brings its own
-    directory runs it (`running/pair.py`, `running/steps.FreshSteps`)."""
+    directory runs it (`running.pair.call_adapter`, `running/steps.FreshSteps`)."""
     task = _task(repo)
-    harness = planned.harness
-    prompt = render_prompt(planned.config.prompt, task)
-    with (
-        fresh_workspace(repo.root) as workspace,
-        harnesses.agent_config_dir(harness, environ=os.environ) as config_dir,
-        prompt_file(task.prompt if prompt is None else prompt, repository=repo.root) as prompt_path,
-        transcript_file(repository=repo.root) as transcript_path,
-    ):
+    with fresh_workspace(repo.root) as workspace:
         logs = workspace.holder / "logs"
         logs.mkdir()
-        harnesses.overlay(harness, workspace.path)
-        wrapper = (
-            sandbox.argv(
-                Mounts(
-                    workspace=workspace.path,
-                    read_only=(prompt_path.parent,),
-                    writable=(transcript_path.parent, *([config_dir] if config_dir else [])),
-                ),
-                agent=True,
-            )
-            if sandbox is not None
-            else []
-        )
+        harnesses.overlay(planned.harness, workspace.path)
         env = process.clean_env(cwd=workspace.path, extra={"GITGAUGE_JOB": "0"})
-        outcome = planned.adapter.run(
-            AdapterContext(
-                workspace=workspace.path,
-                task=task,
-                repo=repo,
-                timeout_seconds=limit,
-                env={**env, **harness.env},
-                log_dir=logs,
-                prompt=prompt,
-                config_dir=config_dir,
-                sandbox=wrapper,
-                prompt_file=prompt_path,
-                transcript_file=transcript_path,
-            )
+        outcome, _ = call_adapter(
+            planned,
+            task,
+            Mounts(workspace.path),
+            repo=repo,
+            sandbox=sandbox,
+            env=env,
+            log_dir=logs,
+            timeout_seconds=limit,
+            warn=lambda message: None,
         )
-        keep_transcript(transcript_path, logs)
         return _Called(
             _with_transcript_cost(outcome, logs),
             _read(logs / "agent.stdout"),

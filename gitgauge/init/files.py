@@ -3,18 +3,17 @@ sees), and their text from the working tree; TOML and JSON read without raising.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, cast
+from typing import Any
 
+from gitgauge.core.config_text import config_text
+from gitgauge.core.config_text import toml_document as toml_document
 from gitgauge.core.git import Repository
 
-MAX_FILE_BYTES = 1 << 20
-"""A file larger than this is not read (no project's configuration is)."""
 SKIPPED_DIRS = frozenset(
     {".git", ".gitgauge", ".venv", "venv", "node_modules", ".tox", ".nox", "build", "dist"}
 )
@@ -44,13 +43,7 @@ class ProjectFiles:
 
     def text(self, path: str) -> str | None:
         """The file's text in the working tree; None when it is missing, too large or unreadable."""
-        target = self.root / path
-        try:
-            if not target.is_file() or target.stat().st_size > MAX_FILE_BYTES:
-                return None
-            return target.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return None
+        return config_text(self.root / path)
 
     def matching(self, accept: Callable[[PurePosixPath], bool]) -> Iterator[str]:
         for path in self.paths:
@@ -67,21 +60,6 @@ def _walk(root: Path) -> Iterator[str]:
             if count > WALK_LIMIT:
                 return
             yield (Path(folder) / name).relative_to(root).as_posix()
-
-
-def toml_document(text: str) -> dict[str, Any] | None:
-    """A TOML file's tables; None when it does not parse (or, on Python 3.10 without `tomli`,
-    cannot be read)."""
-    for module in ("tomllib", "tomli"):
-        try:
-            loads = importlib.import_module(module).loads
-        except ImportError:
-            continue
-        try:
-            return cast(dict[str, Any], loads(text))
-        except ValueError:  # TOMLDecodeError
-            return None
-    return None
 
 
 def json_document(text: str) -> tuple[dict[str, Any] | None, str | None]:

@@ -23,16 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from gitgauge import __version__
-from gitgauge.core import node_local, process
+from gitgauge.core import node_local
 from gitgauge.core.errors import GitGaugeError
 from gitgauge.core.git import Commit
 from gitgauge.core.git.checkout import CheckoutPool
 from gitgauge.core.git.history import CopyRepository, copy_from_pack
 from gitgauge.core.git.tags import Tag
-from gitgauge.core.sandbox import Sandbox
-from gitgauge.core.sandbox import prepare as prepare_sandbox
 from gitgauge.core.schema import RepoConfig
 from gitgauge.core.suite_jobs import Place
+from gitgauge.mining.sandbox import suite_sandbox
 from gitgauge.mining.verify import Verdict, verify
 
 
@@ -94,7 +93,14 @@ def run_on_node(
         copy_from_pack(copy, load_pack(), request.commit.sha, tags=request.tags)
         repo = CopyRepository(copy)
         try:
-            sandbox = _node_sandbox(request.config, node_warnings.append, temp_root=system_temp)
+            # No user repository is here to hide, but the node's temporary directory is.
+            sandbox = suite_sandbox(
+                request.config,
+                repo_root=None,
+                link=[],
+                warn=node_warnings.append,
+                temp_root=system_temp,
+            )
         except GitGaugeError as error:
             return NodeOutcome(None, node, error=f"on node {node}: {error}")
         # Checkouts go under the mine's node directory: removing it after an interrupt or a
@@ -122,24 +128,4 @@ def verify_fix(place: Place, commit: Commit) -> Verdict:
         extra_env=place.job_env,
         checkout=place.checkout,
         sandbox=place.sandbox,
-    )
-
-
-def _node_sandbox(
-    config: RepoConfig, warn: Callable[[str], None], *, temp_root: Path
-) -> Sandbox | None:
-    """This node's sandbox for mining's test runs (`mining.sandbox.mining_sandbox` with the node's
-    paths): no user repository is here to hide, but the node's temporary directory is."""
-    return prepare_sandbox(
-        config.run.sandbox,
-        network=config.run.sandbox_network,
-        repo_root=None,
-        link=[],
-        exposures=[],
-        test_command=config.testCommand,
-        home_writable=[],
-        env=process.clean_env(),
-        warn=warn,
-        who="test commands",
-        temp_root=temp_root,
     )

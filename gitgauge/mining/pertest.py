@@ -240,12 +240,13 @@ def counts(result: Split) -> str:
             f", {result.parent_unreported}: FAIL_TO_PASS is the fix's own tests, "
             "nothing is PASS_TO_PASS"
         )
-    if result.not_run_at_parent:
-        text += f", {len(result.not_run_at_parent)} not run at the parent"
-    if result.failing_both:
-        text += f", {len(result.failing_both)} failing on both sides"
-    if result.flaky:
-        text += f", {len(result.flaky)} flaky"
+    for tests, what in (
+        (result.not_run_at_parent, "not run at the parent"),
+        (result.failing_both, "failing on both sides"),
+        (result.flaky, "flaky"),
+    ):
+        if tests:
+            text += f", {len(tests)} {what}"
     if result.no_test_passed_at_parent:
         text += ", no test passed at the parent: review it"
     if result.outside_fix:

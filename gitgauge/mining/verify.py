@@ -70,6 +70,9 @@ SANDBOX_PATH = re.compile(r"(?:EROFS|EACCES|ENOENT|Read-only file system|Permiss
 
 @dataclass(frozen=True)
 class Verdict:
+    """A candidate's verdict: its task, or why it is rejected (a merge candidate's too, never
+    rejected: `kinds/merge/mine.py`)."""
+
     commit: Commit
     task: Task | None
     """The verified task, or None when rejected."""

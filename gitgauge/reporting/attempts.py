@@ -1,12 +1,14 @@
 """Per-task views of stored results, shared by the report's rows, its matrix, `compare` and the
 HTML page: which results count (`scored`), each task's attempts in order, resolved or not per
-attempt, and the per-attempt values (cost, time, diff) with a task's mean of them.
+attempt, how many resolved or were errors (`tally`), and the per-attempt values (cost, time,
+diff) with a task's mean of them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from statistics import fmean
+from typing import TypedDict
 
 from gitgauge.core.records import RunResult
 
@@ -30,6 +32,29 @@ def attempts_by_task(results: Sequence[RunResult]) -> dict[str, list[RunResult]]
 def outcomes(attempts: Sequence[RunResult]) -> list[bool]:
     """Resolved or not, per attempt: an error is an attempt that did not resolve the task."""
     return [attempt.status == "resolved" for attempt in attempts]
+
+
+def status_count(results: Sequence[RunResult], status: str) -> int:
+    """How many of `results` ended `status` (`resolved`, `error`)."""
+    return sum(1 for result in results if result.status == status)
+
+
+class Tally(TypedDict):
+    """The counts a report row, a benchmark group and a matrix cell share, as keyword
+    arguments of each (`ReportRow(..., **tally(results))`)."""
+
+    attempts: int
+    resolved: int
+    errors: int
+
+
+def tally(results: Sequence[RunResult]) -> Tally:
+    """The attempts among `results`, and how many resolved their task or were errors."""
+    return Tally(
+        attempts=len(results),
+        resolved=status_count(results, "resolved"),
+        errors=status_count(results, "error"),
+    )
 
 
 def cost_of(result: RunResult) -> float | None:

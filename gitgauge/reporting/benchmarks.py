@@ -6,8 +6,6 @@ rows; the text is here too (a table, markdown, csv or json).
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import textwrap
 from collections.abc import Sequence
@@ -18,8 +16,10 @@ from tabulate import tabulate
 
 from gitgauge.core.records import RunResult
 from gitgauge.reporting import intervals
+from gitgauge.reporting.attempts import tally
+from gitgauge.reporting.formatting import csv_text
 from gitgauge.reporting.intervals import Interval
-from gitgauge.reporting.render import format_rate
+from gitgauge.reporting.render import format_rate, interval_fields
 from gitgauge.reporting.rows import CONFIDENCE, SEED, ReportRow, attempts_by_task, outcomes
 
 GROUPINGS = ("benchmark", "difficulty")
@@ -95,9 +95,7 @@ def _summarize(row: ReportRow, by: str, group: str, results: Sequence[RunResult]
         by=by,
         group=group,
         tasks=len(per_task),
-        attempts=len(counted),
-        resolved=sum(1 for result in counted if result.status == "resolved"),
-        errors=sum(1 for result in counted if result.status == "error"),
+        **tally(counted),
         unscored=len(results) - len(counted),
         rate=rate,
     )
@@ -107,13 +105,7 @@ def render(groups: Sequence[GroupRow], *, output_format: str, with_run: bool = F
     if output_format == "json":
         return json.dumps([_record(group) for group in groups], indent=2)
     if output_format == "csv":
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=list(CSV_FIELDS), lineterminator="\n")
-        writer.writeheader()
-        for group in groups:
-            record = _record(group)
-            writer.writerow({key: "" if value is None else value for key, value in record.items()})
-        return buffer.getvalue().rstrip("\n")
+        return csv_text(CSV_FIELDS, [_record(group) for group in groups])
     tables: list[str] = []
     for by in GROUPINGS:
         chosen = [group for group in groups if group.by == by]
@@ -153,8 +145,6 @@ def _record(group: GroupRow) -> dict[str, Any]:
         "resolved": group.resolved,
         "errors": group.errors,
         "unscored": group.unscored,
-        "resolveRate": group.rate.estimate,
-        "resolveRateLow": group.rate.low,
-        "resolveRateHigh": group.rate.high,
+        **interval_fields("resolveRate", group.rate),
         "confidence": CONFIDENCE,
     }

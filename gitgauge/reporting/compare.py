@@ -28,6 +28,7 @@ from gitgauge.reporting.attempts import (
     outcomes,
     scored,
     seconds_of,
+    status_count,
     task_mean,
 )
 
@@ -241,8 +242,8 @@ def compare(
         only_in_b=only_in_b,
         attempts_a=len(compared_a),
         attempts_b=len(compared_b),
-        errors_a=sum(1 for attempt in compared_a if attempt.status == "error"),
-        errors_b=sum(1 for attempt in compared_b if attempt.status == "error"),
+        errors_a=status_count(compared_a, "error"),
+        errors_b=status_count(compared_b, "error"),
         rate_a=rate_interval(per_task_a, confidence=CONFIDENCE, seed=SEED),
         rate_b=rate_interval(per_task_b, confidence=CONFIDENCE, seed=SEED),
         paired=paired,

@@ -26,7 +26,7 @@ from gitgauge.core.errors import UsageError
 from gitgauge.core.records import RunResult
 from gitgauge.core.store import Store
 from gitgauge.core.text import plural, visible
-from gitgauge.reporting.attempts import attempts_by_task, outcomes
+from gitgauge.reporting.attempts import attempts_by_task, outcomes, status_count
 from gitgauge.reporting.compare import Comparison, Side
 from gitgauge.reporting.compare_render import (
     attempts_note,
@@ -260,7 +260,7 @@ def _outcome(side: Side, attempts: Sequence[RunResult], patch_url: PatchUrls | N
     else:
         resolved = sum(outcomes(attempts))
         parts = [f"{resolved}/{len(attempts)} resolved"]
-        errors = sum(1 for attempt in attempts if attempt.status == "error")
+        errors = status_count(attempts, "error")
         if errors:
             parts.append(plural(errors, "error"))
         if _regressions(attempts):

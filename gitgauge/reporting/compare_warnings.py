@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from gitgauge.core.records import RunManifest, RunResult
 from gitgauge.core.text import plural
+from gitgauge.reporting.attempts import status_count
 from gitgauge.reporting.rows import FEW_TASKS
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ def error_warnings(sides: Sequence[tuple[str, list[RunResult]]]) -> list[str]:
     """A side with more errors than scored pairs: its numbers say more about its setup."""
     found = []
     for name, attempts in sides:
-        errors = sum(1 for attempt in attempts if attempt.status == "error")
+        errors = status_count(attempts, "error")
         graded = len(attempts) - errors
         if errors > graded:
             found.append(

@@ -13,7 +13,7 @@ from gitgauge.core import kinds
 from gitgauge.core.kinds import CellNotes
 from gitgauge.core.records import wall_seconds
 from gitgauge.core.text import plural
-from gitgauge.reporting.attempts import attempts_by_task, task_mean, total_of
+from gitgauge.reporting.attempts import attempts_by_task, tally, task_mean, total_of
 from gitgauge.reporting.behaviour import BEHAVIOUR_METRICS, measured, ran_tests
 
 if TYPE_CHECKING:
@@ -142,9 +142,7 @@ def build_matrix(rows: Sequence[ReportRow]) -> TaskMatrix:
             )
         for task, attempts in attempts_by_task(row.results).items():
             cells[(task, index)] = MatrixCell(
-                attempts=len(attempts),
-                resolved=sum(1 for attempt in attempts if attempt.status == "resolved"),
-                errors=sum(1 for attempt in attempts if attempt.status == "error"),
+                **tally(attempts),
                 regressed=sum(1 for attempt in attempts if attempt.regressed),
                 fail_to_pass_failed=_failed(attempt.failToPassFailed for attempt in attempts),
                 pass_to_pass_failed=_failed(attempt.passToPassFailed for attempt in attempts),

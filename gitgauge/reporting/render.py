@@ -245,18 +245,14 @@ def json_row(row: ReportRow) -> dict[str, Any]:
         "avgCostUsd": row.avg_cost_usd,
         "avgAdapterSeconds": row.avg_adapter_seconds,
         "avgDiff": row.avg_diff,
-        "resolveRate": row.resolve_rate.estimate,
-        "resolveRateLow": row.resolve_rate.low,
-        "resolveRateHigh": row.resolve_rate.high,
+        **interval_fields("resolveRate", row.resolve_rate),
         "intervalMethod": row.interval_method,
         **_bounds("avgCostUsd", row.cost_interval),
         **_bounds("avgAdapterSeconds", row.time_interval),
         **_bounds("avgDiff", row.diff_interval),
         "k": row.k,
-        "passAtK": row.pass_at_k.estimate if row.pass_at_k else None,
-        **_bounds("passAtK", row.pass_at_k),
-        "passHatK": row.pass_hat_k.estimate if row.pass_hat_k else None,
-        **_bounds("passHatK", row.pass_hat_k),
+        **interval_fields("passAtK", row.pass_at_k),
+        **interval_fields("passHatK", row.pass_hat_k),
         "confidence": CONFIDENCE,
         **_kind_fields(row),
         "judgeCheck": row.judge_check,
@@ -292,6 +288,11 @@ def behaviour_fields(summary: BehaviourSummary | None) -> dict[str, Any]:
             for metric in BEHAVIOUR_METRICS
         },
     }
+
+
+def interval_fields(key: str, interval: Interval | None) -> dict[str, float | None]:
+    """An interval as flat JSON: its estimate at `key`, its bounds at `keyLow` and `keyHigh`."""
+    return {key: interval.estimate if interval else None, **_bounds(key, interval)}
 
 
 def _bounds(key: str, interval: Interval | None) -> dict[str, float | None]:

@@ -43,7 +43,15 @@ from gitgauge.reporting import intervals
 # Imports written `name as name` are re-exports: the CLI, `benchmarks` and `compare_render`
 # import the per-task views and the matrix (which lived here) from this module.
 from gitgauge.reporting.attempts import attempts_by_task as attempts_by_task
-from gitgauge.reporting.attempts import cost_of, diff_of, scored, seconds_of, task_mean, total_of
+from gitgauge.reporting.attempts import (
+    cost_of,
+    diff_of,
+    scored,
+    seconds_of,
+    tally,
+    task_mean,
+    total_of,
+)
 from gitgauge.reporting.attempts import outcomes as outcomes
 from gitgauge.reporting.behaviour import BehaviourSummary, summarize_behaviour
 from gitgauge.reporting.intervals import Interval
@@ -168,9 +176,7 @@ def summarize(
         config=config,
         run_id=run_id,
         tasks=len(by_task),
-        attempts=len(results),
-        resolved=sum(1 for result in results if result.status == "resolved"),
-        errors=sum(1 for result in results if result.status == "error"),
+        **tally(results),
         regressed=sum(regress_known) if regress_known else None,
         avg_cost_usd=cost.estimate if cost else None,
         avg_adapter_seconds=seconds.estimate if seconds else None,
@@ -250,12 +256,13 @@ def describe_pair(result: RunResult) -> str:
         done = result.behaviour
         tests = f"ran the tests {done.testRuns}x" if done.testRuns else "no test run"
         line += f"  {done.turns} turns, {tests}"
-    if result.reverted:
-        line += f"  reverted: {', '.join(result.reverted)}"
-    if result.deleted:
-        line += f"  deleted: {', '.join(result.deleted)}"
-    if result.dropped:
-        line += f"  dropped: {', '.join(sorted(result.dropped))}"
+    for label, paths in (
+        ("reverted", result.reverted),
+        ("deleted", result.deleted),
+        ("dropped", sorted(result.dropped)),
+    ):
+        if paths:
+            line += f"  {label}: {', '.join(paths)}"
     if result.errorMessage:
         line += f"\n    {' '.join(result.errorMessage.split())[:300]}"
     return line

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -153,9 +154,7 @@ class Pair:
         return self._adapter_run(
             planned,
             task,
-            path=workspace.path,
-            read_only=workspace.stores,
-            writable=(workspace.agent_git,),
+            Mounts(workspace.path, read_only=workspace.stores, writable=(workspace.agent_git,)),
             env=env,
             log_dir=log_dir,
             draft=draft,
@@ -165,62 +164,27 @@ class Pair:
         self,
         planned: PlannedConfig,
         task: Task,
+        mounts: Mounts,
         *,
-        path: Path,
-        read_only: tuple[Path, ...],
-        writable: tuple[Path, ...],
         env: dict[str, str],
         log_dir: Path,
         draft: ResultDraft,
     ) -> AdapterOutcome:
-        """The adapter in `path` (in the sandbox: `read_only` and `writable` besides it), the
-        harness already laid in. The agent's transcript goes to the logs and what it did into
+        """The adapter in `mounts.workspace` (in the sandbox with `mounts`), the harness already
+        laid in (`call_adapter`). The agent's transcript goes to the logs and what it did into
         the draft (`behaviour`)."""
-        harness = planned.harness
-        prompt = render_prompt(planned.config.prompt, task)
-        whole = task.prompt if prompt is None else prompt
-        with (
-            harnesses.agent_config_dir(harness, environ=os.environ) as config_dir,
-            prompt_file(whole, repository=self.repo.root) as prompt_path,
-            transcript_file(repository=self.repo.root) as transcript_path,
-        ):
-            agent_sandbox = (
-                self.sandbox.argv(
-                    Mounts(
-                        workspace=path,
-                        # The prompt's directory is the pair's own: the agent reads the file.
-                        read_only=(*read_only, prompt_path.parent),
-                        writable=(
-                            *writable,
-                            # The transcript's directory is the pair's own: the agent writes it.
-                            transcript_path.parent,
-                            *([config_dir] if config_dir else []),
-                        ),
-                    ),
-                    agent=True,
-                )
-                if self.sandbox
-                else []
-            )
-            agent_started = datetime.now(timezone.utc)
-            outcome = planned.adapter.run(
-                AdapterContext(
-                    workspace=path,
-                    task=task,
-                    repo=self.repo,
-                    timeout_seconds=self.config.timeouts.adapter / 1000,
-                    env={**env, **harness.env},
-                    log_dir=log_dir,
-                    prompt=prompt,
-                    config_dir=config_dir,
-                    sandbox=agent_sandbox,
-                    prompt_file=prompt_path,
-                    warn=self.warn,
-                    transcript_file=transcript_path,
-                )
-            )
-            keep_transcript(transcript_path, log_dir)
-        return self._read_transcript(outcome, log_dir, draft, started=agent_started)
+        outcome, started = call_adapter(
+            planned,
+            task,
+            mounts,
+            repo=self.repo,
+            sandbox=self.sandbox,
+            env=env,
+            log_dir=log_dir,
+            timeout_seconds=self.config.timeouts.adapter / 1000,
+            warn=self.warn,
+        )
+        return self._read_transcript(outcome, log_dir, draft, started=started)
 
     def _read_transcript(
         self, outcome: AdapterOutcome, log_dir: Path, draft: ResultDraft, *, started: datetime
@@ -369,6 +333,70 @@ class Phases:
 
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def call_adapter(
+    planned: PlannedConfig,
+    task: Task,
+    mounts: Mounts,
+    *,
+    repo: Repository,
+    sandbox: Sandbox | None,
+    env: Mapping[str, str],
+    log_dir: Path,
+    timeout_seconds: float,
+    warn: Warn,
+) -> tuple[AdapterOutcome, datetime]:
+    """The adapter once in `mounts.workspace`, the harness already laid in, as every pair calls
+    it (and `doctor --probe`): the task's prompt in the config's template, in a prompt file; a
+    copy of the config's `configDir`; a transcript file, kept in `log_dir` afterwards; in
+    `sandbox`, with `mounts` and those files. With the moment the agent started."""
+    path = mounts.workspace
+    harness = planned.harness
+    prompt = render_prompt(planned.config.prompt, task)
+    whole = task.prompt if prompt is None else prompt
+    with (
+        harnesses.agent_config_dir(harness, environ=os.environ) as config_dir,
+        prompt_file(whole, repository=repo.root) as prompt_path,
+        transcript_file(repository=repo.root) as transcript_path,
+    ):
+        agent_sandbox = (
+            sandbox.argv(
+                Mounts(
+                    workspace=path,
+                    # The prompt's directory is the pair's own: the agent reads the file.
+                    read_only=(*mounts.read_only, prompt_path.parent),
+                    writable=(
+                        *mounts.writable,
+                        # The transcript's directory is the pair's own: the agent writes it.
+                        transcript_path.parent,
+                        *([config_dir] if config_dir else []),
+                    ),
+                ),
+                agent=True,
+            )
+            if sandbox is not None
+            else []
+        )
+        started = datetime.now(timezone.utc)
+        outcome = planned.adapter.run(
+            AdapterContext(
+                workspace=path,
+                task=task,
+                repo=repo,
+                timeout_seconds=timeout_seconds,
+                env={**env, **harness.env},
+                log_dir=log_dir,
+                prompt=prompt,
+                config_dir=config_dir,
+                sandbox=agent_sandbox,
+                prompt_file=prompt_path,
+                warn=warn,
+                transcript_file=transcript_path,
+            )
+        )
+        keep_transcript(transcript_path, log_dir)
+    return outcome, started
 
 
 def with_reported_cost(

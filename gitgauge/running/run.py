@@ -24,7 +24,7 @@ from gitgauge import __version__
 from gitgauge.core import fingerprint, kinds, links
 from gitgauge.core.errors import UsageError
 from gitgauge.core.git import Repository
-from gitgauge.core.kinds import RunCheck
+from gitgauge.core.kinds import RunCheck, RunContext
 from gitgauge.core.records import RunManifest, RunResult, Task
 from gitgauge.core.schema import RepoConfig
 from gitgauge.core.store import StorageError, Store, new_run_id
@@ -150,13 +150,11 @@ def run_checks(
     tasks = planned.plan.tasks
     present = {task.kind for task in tasks}
     resumed = planned.resume.manifest if planned.resume is not None else None
+    run = RunContext(repo, config, tasks, env=os.environ, warn=warn, resumed=resumed)
     found: dict[str, RunCheck] = {}
     for name in kinds.names():
         if name in present:
-            kind = kinds.get(name)
-            found.update(
-                kind.run_checks(repo, config, tasks, env=os.environ, warn=warn, resumed=resumed)
-            )
+            found.update(kinds.get(name).run_checks(run))
     return found
 
 

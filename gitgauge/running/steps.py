@@ -230,27 +230,18 @@ class PairSteps(_OfPair, Generic[D]):
         return edit_tree(checkout.git_dir, tree, scratch=checkout.holder, remove=sorted(paths))
 
 
+@dataclass(frozen=True)
 class FreshSteps(_OfPair, Generic[D]):
     """The steps of a pair whose kind brings its own repository (`TaskKind.own_repository`),
     bound to its `FreshWorkspace`: what that kind's `enter` and `grade` use."""
 
-    def __init__(
-        self,
-        pair: Pair,
-        planned: PlannedConfig,
-        task: Task,
-        workspace: FreshWorkspace,
-        log_dir: Path,
-        draft: D,
-        slot: int,
-    ) -> None:
-        self.pair = pair
-        self.planned = planned
-        self.task = task
-        self.workspace = workspace
-        self.log_dir = log_dir
-        self.draft = draft
-        self.slot = slot
+    pair: Pair
+    planned: PlannedConfig
+    task: Task
+    workspace: FreshWorkspace
+    log_dir: Path
+    draft: D
+    slot: int
 
     def run_agent(self, *, prompt: str | None = None) -> AdapterOutcome:
         """The harness laid into where the kind's agent works (and taken out again after it:
@@ -267,9 +258,7 @@ class FreshSteps(_OfPair, Generic[D]):
             return self.pair._adapter_run(
                 self.planned,
                 task,
-                path=workspace.path,
-                read_only=(),
-                writable=workspace.writable,
+                Mounts(workspace.path, writable=workspace.writable),
                 env=env,
                 log_dir=self.log_dir,
                 draft=self.draft,

@@ -11,20 +11,22 @@ must end on top of the chain's parent.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitgauge.core.git import Repository
 from gitgauge.core.git.series import (
-    CHAIN_BRANCH,
-    attach_head,
     commit_author,
     commit_everything,
     raw_message,
     show_original,
 )
-from gitgauge.core.kinds import KindPair, PairContext, register
+from gitgauge.core.kinds import register
 from gitgauge.core.records import ChainResultDraft, Task
 from gitgauge.core.worktree import lay_files
-from gitgauge.kinds.chain.kind import ChainKind, ChainPair, chain_commit_paths
+from gitgauge.kinds.chain.kind import ChainKind, chain_commit_paths
+
+if TYPE_CHECKING:
+    from gitgauge.running.pair import PairSteps
 
 
 @register
@@ -62,15 +64,11 @@ class CommitsKind(ChainKind):
         if judging:
             show_original(repo, task.chain)
 
-    def enter(self, context: PairContext) -> KindPair:
-        # Here, not at the top: a report loads the kinds, and no running/ with them.
-        from gitgauge.running.steps import checkout_steps
-
-        pair = checkout_steps(context, ChainResultDraft)
+    def started(self, pair: PairSteps[ChainResultDraft]) -> str:
+        """The chain's newest tree laid into the work tree, HEAD and the index left at the
+        parent."""
         workspace, task = pair.workspace, pair.task
-        attach_head(workspace.agent_git, CHAIN_BRANCH)
         lay_files(pair.repo, task.fix, self.gold_paths(pair.repo, task), workspace.path)
         # The newest tree, read into gitgauge's own index and objects (the agent's index stays
         # at the parent): what the agent starts from and must commit.
-        start = workspace.checkout.read_agent_tree_from_index(exclude=workspace.link)
-        return ChainPair(pair, self, start=start)
+        return workspace.checkout.read_agent_tree_from_index(exclude=workspace.link)

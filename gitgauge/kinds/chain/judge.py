@@ -16,11 +16,10 @@ import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from gitgauge.core import kinds
 from gitgauge.core.errors import GitError
-from gitgauge.core.git import Repository
 from gitgauge.core.git.series import show_original
 from gitgauge.core.prompt_request import RewriteRequest, fresh_nonce, untrusted_block
 from gitgauge.core.records import JudgeCheck, Task
@@ -81,6 +80,21 @@ class Verdicts:
         if self.as_first is None or self.as_second is None:
             return None
         return self.as_first == "win" and self.as_second == "win"
+
+    def fields(self, prefix: str = "") -> dict[str, Any]:
+        """The verdicts as a record's fields: the position check's (`JudgeCheck`: `asFirst`,
+        `costUsd`), or, with `prefix`, a run result's (`judge`: `judgeAsFirst`)."""
+        named = {
+            "asFirst": self.as_first,
+            "asSecond": self.as_second,
+            "problem": self.problem,
+            "inputTokens": self.input_tokens,
+            "outputTokens": self.output_tokens,
+            "costUsd": self.cost_usd,
+        }
+        if not prefix:
+            return named
+        return {prefix + name[0].upper() + name[1:]: value for name, value in named.items()}
 
 
 def build_request(a: str, b: str, *, nonce: str | None = None) -> RewriteRequest:
@@ -214,38 +228,23 @@ def first_judged(tasks: Sequence[Task]) -> Task | None:
     return next((task for task in sorted(tasks, key=lambda t: t.id) if judges_kind(task)), None)
 
 
-def position_check(
-    repo: Repository,
-    config: RepoConfig,
-    tasks: Sequence[Task],
-    *,
-    env: Mapping[str, str],
-    warn: Warn,
-) -> JudgeCheck | None:
+def position_check(run: kinds.RunContext) -> JudgeCheck | None:
     """The original series of the run's first judged task against itself, both orders: a
     judge without position bias says `tie` twice. None when no task is judged or judging is
     off or unavailable."""
-    task = first_judged(tasks)
+    task = first_judged(run.tasks)
     if task is None:
         return None
-    judge = judge_for(config, env=env, warn=warn)
+    judge = judge_for(run.config, env=run.env, warn=run.warn)
     if judge is None:
         return None
     try:
-        original = show_original(repo, task.chain)
+        original = show_original(run.repo, task.chain)
     except GitError as error:
         return JudgeCheck(
             task=task.id, model=judge.model_id, backend=judge.backend.kind, problem=str(error)
         )
     verdicts = judge.compare(original, original)
     return JudgeCheck(
-        task=task.id,
-        model=judge.model_id,
-        backend=judge.backend.kind,
-        asFirst=verdicts.as_first,
-        asSecond=verdicts.as_second,
-        problem=verdicts.problem,
-        inputTokens=verdicts.input_tokens,
-        outputTokens=verdicts.output_tokens,
-        costUsd=verdicts.cost_usd,
+        task=task.id, model=judge.model_id, backend=judge.backend.kind, **verdicts.fields()
     )

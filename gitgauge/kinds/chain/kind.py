@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from abc import abstractmethod
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,24 +34,32 @@ from gitgauge.core.errors import GitError
 from gitgauge.core.git import Repository
 from gitgauge.core.git.checkout import AgentDiff, _plain_file, edit_tree, parse_tree_listing
 from gitgauge.core.git.series import (
+    CHAIN_BRANCH,
     AgentHistory,
     HeadState,
     SeriesCommit,
+    attach_head,
     copy_objects,
     read_head_state,
     show_original,
 )
-from gitgauge.core.kinds import CellNotes, KindMiner, KindPair, ReportColumns, TaskKind
+from gitgauge.core.kinds import (
+    CellNotes,
+    KindMiner,
+    KindPair,
+    PairContext,
+    ReportColumns,
+    RunContext,
+    TaskKind,
+)
 from gitgauge.core.paths import is_protected
 from gitgauge.core.records import (
     CHAIN_CHECKS,
     ChainResultDraft,
     JudgeCheck,
-    RunManifest,
     RunResult,
     Task,
 )
-from gitgauge.core.schema import RepoConfig
 from gitgauge.kinds.chain import judge as chain_judge
 from gitgauge.running.scoring.additions import SYMLINK_MODE, Added, dropped_by_rule
 
@@ -85,26 +94,30 @@ class ChainKind(TaskKind):
                     paths.append(path)
         return paths
 
-    def run_checks(
-        self,
-        repo: Repository,
-        config: RepoConfig,
-        tasks: Sequence[Task],
-        *,
-        env: Mapping[str, str],
-        warn: Callable[[str], None],
-        resumed: RunManifest | None = None,
-    ) -> dict[str, JudgeCheck]:
+    def run_checks(self, run: RunContext) -> dict[str, JudgeCheck]:
         """The judge's position check (`judge.position_check`), once per run: the two chain
         kinds share it, so only the kind of the task it judges makes it; a resumed run that
         recorded one keeps it."""
-        if resumed is not None and resumed.judgeCheck is not None:
+        if run.resumed is not None and run.resumed.judgeCheck is not None:
             return {}
-        first = chain_judge.first_judged(tasks)
+        first = chain_judge.first_judged(run.tasks)
         if first is None or first.kind != self.name:
             return {}
-        check = chain_judge.position_check(repo, config, tasks, env=env, warn=warn)
+        check = chain_judge.position_check(run)
         return {} if check is None else {"judgeCheck": check}
+
+    def enter(self, pair: PairContext) -> KindPair:
+        # Here, not at the top: a report loads the kinds, and no running/ with them.
+        from gitgauge.running.steps import checkout_steps
+
+        steps = checkout_steps(pair, ChainResultDraft)
+        attach_head(steps.workspace.agent_git, CHAIN_BRANCH)
+        return ChainPair(steps, self, start=self.started(steps))
+
+    @abstractmethod
+    def started(self, pair: PairSteps[ChainResultDraft]) -> str:
+        """Make the checkout, on the chain's branch, what this kind's agent starts from; returns
+        the tree the agent's diff is measured against."""
 
     def miner(self) -> KindMiner:
         """One miner for both chain kinds: a chain makes a task of each."""
@@ -176,9 +189,9 @@ class ChainKind(TaskKind):
     def matrix_fields(self, results: Sequence[RunResult]) -> dict[str, Any]:
         counts = self.row_counts(results)
         return {
-            "kind": self.name,
-            "checksHeld": counts["checks_held"],
-            "checksAsked": counts["checks_asked"],
+            **self.matrix_counts(
+                counts, (("checks_held", "checksHeld"), ("checks_asked", "checksAsked"))
+            ),
             "solved": counts["solved"] if counts["judged"] else None,
             "series": [None if one.series is None else list(one.series) for one in results],
             "originalSeries": list(
@@ -395,16 +408,7 @@ class ChainPair(KindPair):
         except GitError as error:
             draft.update(judgeProblem=f"the series could not be shown: {error}")
             return
-        draft.update(
-            judgeAsFirst=verdicts.as_first,
-            judgeAsSecond=verdicts.as_second,
-            solved=verdicts.solved,
-            judgeProblem=verdicts.problem,
-            judgeModel=judge.model_id,
-            judgeInputTokens=verdicts.input_tokens,
-            judgeOutputTokens=verdicts.output_tokens,
-            judgeCostUsd=verdicts.cost_usd,
-        )
+        draft.update(**verdicts.fields("judge"), solved=verdicts.solved, judgeModel=judge.model_id)
 
 
 Entry = tuple[str, str]

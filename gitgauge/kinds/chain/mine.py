@@ -21,15 +21,12 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from gitgauge.core import process
 from gitgauge.core.git import Commit, Repository
 from gitgauge.core.git.series import LoggedCommit, first_parent_log, replay_problem
 from gitgauge.core.kinds import KindMiner, MiningContext
 from gitgauge.core.paths import is_docs_or_lock
 from gitgauge.core.records import MergeDifficulty, Task
-from gitgauge.core.sandbox import Mounts
 from gitgauge.core.schema import RepoConfig
-from gitgauge.core.suite import UserCommands
 from gitgauge.core.suite_jobs import Job, Place, SuiteJobs
 from gitgauge.core.text import plural
 from gitgauge.kinds.mined import KindSummary
@@ -270,18 +267,8 @@ def make_tasks(chain: Chain, config: RepoConfig, *, tests_at_newest: bool) -> li
 def suite_passes(place: Place, chain: Chain) -> bool:
     """Whether setupCommand and testCommand pass at the chain's newest commit (in the place's
     checkout, reset there): a job of `core.suite_jobs`, here or on a Ray node."""
-    repo, config, checkout, commit = place.repo, place.config, place.checkout, chain.newest.sha
-    stores = repo.object_stores()
-    checkout.reset(
-        commit, stores=stores, link=config.worktree.link, link_from=repo.root, warn=place.warn
-    )
-    env = process.clean_env(cwd=checkout.path, extra=place.job_env)
-    commands = UserCommands(config, sandbox=place.sandbox)
-    setup = commands.setup(checkout.path, env=env)
-    if setup is not None and not setup.ok:
-        return False
-    mounts = Mounts(workspace=checkout.path, read_only=(checkout.git_dir, *stores))
-    return commands.suite(checkout.path, env=env, mounts=mounts, report=False).result.ok
+    test = place.suite_at(chain.newest.sha)
+    return test is not None and test.ok
 
 
 @dataclass(frozen=True)

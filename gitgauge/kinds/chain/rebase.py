@@ -12,20 +12,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitgauge.core.git import Repository
 from gitgauge.core.git.series import (
     CHAIN_BRANCH,
     HeadState,
     SeriesCommit,
-    attach_head,
     finish_rebase,
     start_rebase,
     tree_of,
 )
-from gitgauge.core.kinds import KindPair, PairContext, register
+from gitgauge.core.kinds import register
 from gitgauge.core.records import ChainResultDraft, Task
-from gitgauge.kinds.chain.kind import ChainKind, ChainPair
+from gitgauge.kinds.chain.kind import ChainKind
+
+if TYPE_CHECKING:
+    from gitgauge.running.pair import PairSteps
 
 
 @register
@@ -37,16 +40,12 @@ class RebaseKind(ChainKind):
         """`git rebase --continue`: the todo list as it stands replays the original series."""
         finish_rebase(workspace)
 
-    def enter(self, context: PairContext) -> KindPair:
-        # Here, not at the top: a report loads the kinds, and no running/ with them.
-        from gitgauge.running.steps import checkout_steps
-
-        pair = checkout_steps(context, ChainResultDraft)
+    def started(self, pair: PairSteps[ChainResultDraft]) -> str:
+        """`git rebase -i HEAD~N` started and paused at its `break`."""
         workspace = pair.workspace
-        attach_head(workspace.agent_git, CHAIN_BRANCH)
         start_rebase(workspace.agent_git, workspace.path, count=len(pair.task.chain))
         # Measured against the tree the series must arrive at: a faithful agent's diff is empty.
-        return ChainPair(pair, self, start=tree_of(pair.repo, pair.task.fix))
+        return tree_of(pair.repo, pair.task.fix)
 
     def placed(self, head: HeadState, series: Sequence[SeriesCommit] | None) -> bool:
         """On the branch the rebase started from, on top of the chain's parent."""

@@ -143,9 +143,7 @@ class MergeKind(TaskKind):
     def matrix_fields(self, results: Sequence[RunResult]) -> dict[str, Any]:
         counts = self.row_counts(results)
         return {
-            "kind": self.name,
-            "exact": counts["exact"],
-            "exactTree": counts["exact_tree"],
+            **self.matrix_counts(counts, (("exact", "exact"), ("exact_tree", "exactTree"))),
             # The task's own count (the same in every attempt graded since it was recorded).
             "outsideConflicts": max((len(r.outsideConflicts) for r in results), default=0),
         }
@@ -183,16 +181,12 @@ class _MergePair(KindPair):
         pair, draft = self.pair, self.pair.draft
         draft.update(outsideConflicts=list(pair.task.outsideConflicts))
         verdict = grade_merge(
-            pair.repo,
-            pair.task,
-            pair.workspace,
+            pair,
             self.state,
-            pair.config,
             agent_tree=pair.workspace.checkout.write_tree(),
             diff=diff,
             merge=self.merge,
             setup_files=self.setup_files,
-            steps=pair,
         )
         if verdict is None:
             return

@@ -31,13 +31,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gitgauge.core import process
-from gitgauge.core.git import Repository
 from gitgauge.core.git.agent_dir import MergeState
 from gitgauge.core.git.mergetree import has_markers
 from gitgauge.core.git.owned import AgentDiff, parse_tree_listing
 from gitgauge.core.paths import is_test_file
 from gitgauge.core.records import MergeResultDraft, Task
-from gitgauge.core.schema import RepoConfig
 from gitgauge.core.worktree import lay_files
 from gitgauge.kinds.merge.workspace import ConflictState
 from gitgauge.running.scoring.protect import Protection, ensure_inside, protect
@@ -67,20 +65,17 @@ class MergeGrade:
 
 
 def grade_merge(
-    repo: Repository,
-    task: Task,
-    workspace: Workspace,
+    steps: PairSteps[MergeResultDraft],
     state: ConflictState,
-    config: RepoConfig,
     *,
     agent_tree: str,
     diff: AgentDiff,
     merge: MergeState,
     setup_files: Collection[str],
-    steps: PairSteps[MergeResultDraft],
 ) -> MergeGrade | None:
-    """Grade the agent's tree; None (and an error in the pair's draft) when the grading
-    checkout's setup step fails."""
+    """Grade the agent's tree (in the pair's workspace); None (and an error in the pair's
+    draft) when the grading checkout's setup step fails."""
+    repo, task, workspace = steps.repo, steps.task, steps.workspace
     assert task.merge is not None and task.other is not None
     checkout = workspace.checkout
     left = checkout.entries(agent_tree)
@@ -93,7 +88,7 @@ def grade_merge(
     test: process.CommandResult | None = None
     protection = Protection(reverted=[])
     if task.testsAtMerge and not checks.abandoned:
-        suite = _suite_on_result(repo, task, workspace, state, config, diff, trees, steps)
+        suite = _suite_on_result(steps, state, diff, trees)
         if suite is None:
             return None
         test, protection = suite
@@ -181,23 +176,17 @@ def _tree_checks(
 
 
 def _suite_on_result(
-    repo: Repository,
-    task: Task,
-    workspace: Workspace,
-    state: ConflictState,
-    config: RepoConfig,
-    diff: AgentDiff,
-    trees: _Trees,
-    steps: PairSteps[MergeResultDraft],
+    steps: PairSteps[MergeResultDraft], state: ConflictState, diff: AgentDiff, trees: _Trees
 ) -> tuple[process.CommandResult, Protection] | None:
     """The suite on the agent's result, graded on the project's tests, as a fix is: protected
     files the merge did not put in conflict go back to where the merge left them, what the
     agent added that is not project code goes, and the recorded merge's test files, and its
     changes beyond the conflicts that the agent did not make otherwise, are laid over the
     result. None when the grading checkout's setup step fails."""
+    repo, task, workspace = steps.repo, steps.task, steps.workspace
     assert task.merge is not None
     checkout = workspace.checkout
-    patterns = config.tests.patterns
+    patterns = steps.config.tests.patterns
     recorded = trees.recorded
     protection = protect(
         checkout,

@@ -11,9 +11,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from gitgauge.core import process
 from gitgauge.core.git import Commit, Repository
-from gitgauge.core.git.checkout import Checkout
 from gitgauge.core.git.mergetree import (
     ReMerge,
     check_git_version,
@@ -25,15 +23,12 @@ from gitgauge.core.git.owned import parse_tree_listing
 from gitgauge.core.kinds import KindMiner, MiningContext
 from gitgauge.core.paths import is_docs_or_lock
 from gitgauge.core.records import MergeDifficulty, Task
-from gitgauge.core.sandbox import Mounts, Sandbox
-from gitgauge.core.schema import RepoConfig
-from gitgauge.core.suite import UserCommands
 from gitgauge.core.suite_jobs import Job, Place
 from gitgauge.core.text import plural
-from gitgauge.core.worktree import Warn
 from gitgauge.kinds.mined import KindSummary
 from gitgauge.mining import classify
 from gitgauge.mining.mine import judgement_key
+from gitgauge.mining.verify import Verdict
 
 # Skip reasons, counted in the mine summary (a detail names the file or git's words).
 OCTOPUS = "octopus merge"
@@ -108,7 +103,7 @@ class MergeMiner(KindMiner):
                 to_verify.append(found)
         events.on_total(len(to_verify))
         verdicts = context.suites.map(
-            verify_merge_job,
+            verify_merge,
             [Job(candidate.commit, candidate) for candidate in to_verify],
             on_start=events.on_start,
             name="verify-merge",
@@ -138,14 +133,6 @@ class MergeCandidate:
     regions: int
     outside: tuple[str, ...] = ()
     """What the recorded merge changed beyond re-merging and the conflicts (`outsideConflicts`)."""
-
-
-@dataclass(frozen=True)
-class MergeVerdict:
-    commit: Commit
-    task: Task | None
-    reason: str | None = None
-    detail: str = ""
 
 
 def classify_merge(
@@ -224,38 +211,21 @@ def build_prompt(repo: Repository, base: str, other: str, files: list[str]) -> s
     )
 
 
-def verify_merge(
-    repo: Repository,
-    candidate: MergeCandidate,
-    config: RepoConfig,
-    *,
-    warn: Warn,
-    extra_env: Mapping[str, str] | None = None,
-    checkout: Checkout,
-    sandbox: Sandbox | None = None,
-) -> MergeVerdict:
-    """Run the suite at the recorded merge (in `checkout`, reset there; the test run in
-    `sandbox`): a task either way, `testsAtMerge` says which."""
+def verify_merge(place: Place, candidate: MergeCandidate) -> Verdict:
+    """One candidate's job (`core.suite_jobs`: here, or on a Ray node with the history up to
+    the merge): the suite at the recorded merge (in the place's checkout, reset there), a task
+    either way, `testsAtMerge` says which."""
+    repo, config = place.repo, place.config
     commit = candidate.commit
     base, other = commit.parents
     note = ""
-    stores = repo.object_stores()
-    checkout.reset(
-        commit.sha, stores=stores, link=config.worktree.link, link_from=repo.root, warn=warn
-    )
-    worktree = checkout.path
-    env = process.clean_env(cwd=worktree, extra=extra_env)
-    commands = UserCommands(config, sandbox=sandbox)
-    passed = True
-    setup = commands.setup(worktree, env=env)
-    if setup is not None and not setup.ok:
-        passed, note = False, "setupCommand failed at the merge: exact match only"
-    if passed:
-        mounts = Mounts(workspace=worktree, read_only=(checkout.git_dir, *stores))
-        test = commands.suite(worktree, env=env, mounts=mounts, report=False).result
-        if not test.ok:
-            how = "timed out" if test.timed_out else f"exit {test.exit_code}"
-            passed, note = False, f"suite fails at the merge ({how}): exact match only"
+    test = place.suite_at(commit.sha)
+    if test is None:
+        note = "setupCommand failed at the merge: exact match only"
+    elif not test.ok:
+        how = "timed out" if test.timed_out else f"exit {test.exit_code}"
+        note = f"suite fails at the merge ({how}): exact match only"
+    passed = test is not None and test.ok
     files = list(candidate.remade.conflicted)
     if candidate.outside:
         count = len(candidate.outside)
@@ -283,21 +253,7 @@ def verify_merge(
         setupCommand=config.setupCommand,
         minedAt=datetime.now(timezone.utc).isoformat(timespec="seconds"),
     )
-    return MergeVerdict(commit, task, None, note)
-
-
-def verify_merge_job(place: Place, candidate: MergeCandidate) -> MergeVerdict:
-    """One candidate's job (`core.suite_jobs`: here, or on a Ray node with the history up to
-    the merge)."""
-    return verify_merge(
-        place.repo,
-        candidate,
-        place.config,
-        warn=place.warn,
-        extra_env=place.job_env,
-        checkout=place.checkout,
-        sandbox=place.sandbox,
-    )
+    return Verdict(commit, task, None, note)
 
 
 MINER = MergeMiner()

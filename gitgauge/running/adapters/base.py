@@ -3,8 +3,9 @@
 An adapter's crash, timeout or unreadable output is data (an `AdapterOutcome` with an
 `error_kind`), not an exception: the run goes on. Only a problem that makes the whole config
 unusable (a missing binary, no credentials) raises `AdapterError`, from `check()` and
-`preflight()`, before any work starts. An adapter that prints its steps as JSON events (claude's
-stream-json, codex's --json) saves them as the pair's transcript (`save_transcript`).
+`preflight()`, before any work starts. An adapter whose CLI prints its steps as JSON events
+(claude's stream-json, codex's --json) runs it with `run_event_cli`, which saves them as the
+pair's transcript (`save_transcript`) and reads them with the adapter's parser.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Generic, TypeVar
 
 from gitgauge.core import process
 from gitgauge.core.errors import AdapterError, ConfigError
@@ -34,6 +35,8 @@ from gitgauge.core.worktree import write_owner
 
 PROMPT_PREFIX = "gitgauge-prompt-"
 TRANSCRIPT_PREFIX = "gitgauge-transcript-"
+Parsed = TypeVar("Parsed")
+"""What an adapter reads from its CLI's events (`ClaudeResult`, `CodexRun`)."""
 
 
 def _say_nothing(message: str) -> None:
@@ -246,14 +249,62 @@ def run_cli(
         tail_bytes=stdout_limit,
         wrapper=context.sandbox,
     )
-    if completed.start_error is not None:
+    failed = start_failure(completed, name=name)
+    return completed if failed is None else failed
+
+
+def start_failure(completed: process.CommandResult, *, name: str) -> AdapterOutcome | None:
+    """The `adapter-exit` outcome of an agent's program that could not start, naming it
+    (`command-not-found` when it is missing or not executable); None when it started."""
+    if completed.start_error is None:
+        return None
+    return AdapterOutcome(
+        error_kind="adapter-exit",
+        error_message=f"{name} could not start: {completed.start_error}",
+        error_cause="command-not-found" if not_found(completed) else None,
+        seconds=completed.seconds,
+    )
+
+
+@dataclass(frozen=True)
+class EventRun(Generic[Parsed]):
+    """An agent CLI that printed its steps as JSON events and finished: the command, and what
+    the adapter's parser made of its stdout (None: unreadable, `problem` says why)."""
+
+    completed: process.CommandResult
+    parsed: Parsed | None
+    problem: str = ""
+
+
+def run_event_cli(
+    context: AdapterContext,
+    *,
+    name: str,
+    find_binary: Callable[[Mapping[str, str]], str],
+    argv: Callable[[str], Sequence[str]],
+    env: Mapping[str, str],
+    stdout_limit: int,
+    parse: Callable[[str], Parsed],
+) -> EventRun[Parsed] | AdapterOutcome:
+    """`argv` of the binary `find_binary` finds, run as `run_cli` runs it, its events saved as
+    the pair's transcript and read by `parse` (its ValueError is the `problem`). A binary gone
+    since `check()`, or one that cannot start, is the outcome to return instead."""
+    try:
+        binary = find_binary(context.env)
+    except AdapterError as error:
+        # `check()` passed before the run started; the binary went away since.
         return AdapterOutcome(
-            error_kind="adapter-exit",
-            error_message=f"{name} could not start: {completed.start_error}",
-            error_cause="command-not-found" if not_found(completed) else None,
-            seconds=completed.seconds,
+            error_kind="adapter-exit", error_message=str(error), error_cause="command-not-found"
         )
-    return completed
+    completed = run_cli(context, argv(binary), name=name, env=env, stdout_limit=stdout_limit)
+    if isinstance(completed, AdapterOutcome):
+        return completed
+    save_transcript(context)
+    try:
+        parsed = parse(completed.stdout_tail)
+    except ValueError as error:
+        return EventRun(completed, None, str(error))
+    return EventRun(completed, parsed)
 
 
 _START_FAILURES = ("No such file or directory", "Permission denied", "Not a directory")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from gitgauge.core.claude import (
@@ -36,8 +37,7 @@ from gitgauge.running.adapters.base import (
     non_event_tail,
     not_found,
     register,
-    run_cli,
-    save_transcript,
+    run_event_cli,
     timed_out_reason,
 )
 
@@ -89,30 +89,22 @@ class ClaudeCodeAdapter(Adapter):
         return Exposure(executables=[binary], home_writable=CLAUDE_HOME_WRITABLE)
 
     def run(self, context: AdapterContext) -> AdapterOutcome:
-        try:
-            binary = find_claude_binary(context.env)
-        except AdapterError as error:
-            # `check()` passed before the run started; the binary went away since.
-            return AdapterOutcome(
-                error_kind="adapter-exit",
-                error_message=str(error),
-                error_cause="command-not-found",
-            )
-        argv = claude_argv(binary, model=self.config.model, args=self.config.args)
         env = dict(context.env)
         if context.config_dir is not None:
             env["CLAUDE_CONFIG_DIR"] = str(context.config_dir)
-        completed = run_cli(context, argv, name="claude", env=env, stdout_limit=STDOUT_LIMIT)
-        if isinstance(completed, AdapterOutcome):
-            return completed
-        save_transcript(context)
-        parsed: ClaudeResult | None = None
-        parse_problem = ""
-        try:
-            parsed = parse_result(completed.stdout_tail)
-        except ValueError as error:
-            parse_problem = str(error)
-        failure = self._failure(context, completed, parsed, parse_problem)
+        ran = run_event_cli(
+            context,
+            name="claude",
+            find_binary=find_claude_binary,
+            argv=partial(claude_argv, model=self.config.model, args=self.config.args),
+            env=env,
+            stdout_limit=STDOUT_LIMIT,
+            parse=parse_result,
+        )
+        if isinstance(ran, AdapterOutcome):
+            return ran
+        completed, parsed = ran.completed, ran.parsed
+        failure = self._failure(context, completed, parsed, ran.problem)
         # Copied even for errors: a failed run that reported its cost still spent that money.
         # A CLI that stopped before any request (not logged in) prints a cost of 0 it never
         # measured: that is no cost at all, `-` in the report.

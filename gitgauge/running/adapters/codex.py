@@ -32,6 +32,7 @@ import os
 import re
 import shutil
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 
 from gitgauge.core import process
@@ -46,8 +47,7 @@ from gitgauge.running.adapters.base import (
     failure_message,
     not_found,
     register,
-    run_cli,
-    save_transcript,
+    run_event_cli,
     timed_out_reason,
 )
 from gitgauge.running.adapters.codex_events import CodexRun, parse_events
@@ -210,28 +210,22 @@ class CodexAdapter(Adapter):
         )
 
     def run(self, context: AdapterContext) -> AdapterOutcome:
-        try:
-            binary = find_codex_binary(context.env)
-        except AdapterError as error:
-            # `check()` passed before the run started; the binary went away since.
-            return AdapterOutcome(
-                error_kind="adapter-exit",
-                error_message=str(error),
-                error_cause="command-not-found",
-            )
         mode = sandbox_mode_for(sandboxed=bool(context.sandbox), euid=os.geteuid())
-        argv = codex_argv(binary, model=self.config.model, args=self.config.args, sandbox_mode=mode)
-        completed = run_cli(context, argv, name="codex", env=context.env, stdout_limit=STDOUT_LIMIT)
-        if isinstance(completed, AdapterOutcome):
-            return completed
-        save_transcript(context)
-        parsed: CodexRun | None = None
-        parse_problem = ""
-        try:
-            parsed = parse_events(completed.stdout_tail)
-        except ValueError as error:
-            parse_problem = str(error)
-        kind, reason, cause = self._failure(context, completed, parsed, parse_problem)
+        ran = run_event_cli(
+            context,
+            name="codex",
+            find_binary=find_codex_binary,
+            argv=partial(
+                codex_argv, model=self.config.model, args=self.config.args, sandbox_mode=mode
+            ),
+            env=context.env,
+            stdout_limit=STDOUT_LIMIT,
+            parse=parse_events,
+        )
+        if isinstance(ran, AdapterOutcome):
+            return ran
+        completed, parsed = ran.completed, ran.parsed
+        kind, reason, cause = self._failure(context, completed, parsed, ran.problem)
         message = failure_message(completed, reason if kind is not None else None)
         # Copied even for errors: a failed run that reported tokens still spent them.
         return AdapterOutcome(

@@ -19,6 +19,8 @@ from gitgauge.running.adapters.base import (
     not_found,
     prompt_file,
     register,
+    start_failure,
+    timed_out_reason,
 )
 
 PROMPT_ENV_LIMIT = 120_000
@@ -63,16 +65,12 @@ class ScriptAdapter(Adapter):
         if result.timed_out:
             return AdapterOutcome(
                 error_kind="adapter-timeout",
-                error_message=f"killed after {context.timeout_seconds:g}s (timeouts.adapter)",
+                error_message=timed_out_reason(context),
                 seconds=result.seconds,
             )
-        if result.start_error is not None:
-            return AdapterOutcome(
-                error_kind="adapter-exit",
-                error_message=f"command could not start: {result.start_error}",
-                error_cause="command-not-found" if not_found(result) else None,
-                seconds=result.seconds,
-            )
+        failed = start_failure(result, name="command")
+        if failed is not None:
+            return failed
         if not_found(result):
             said = " ".join(result.output_tail(200).split())
             return AdapterOutcome(
