@@ -11,6 +11,7 @@ import json
 import os
 import re
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,21 +25,14 @@ from helpers.environment import isolated, path_without_claude
 from helpers.fakes.anthropic_api import FakeAnthropic, RecordedRequest
 from helpers.fakes.anthropic_api import serve as serve_anthropic
 from helpers.fakes.claude import envelope_fixture, fake_claude_env, read_records
-from helpers.repos import GitRepo, new_repo
-from helpers.repos.chains import ChainRepo, build_chain_repo
-from helpers.results import Watched, journal_and_tmp, runs_in_order
+from helpers.repos import new_repo
+from helpers.repos.chains import CHAIN_CHECKS, ChainRepo, build_chain_repo
+from helpers.repos.watch import watch
+from helpers.results import Watched, runs_in_order
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
 
-CHECKS = (
-    "checkTree",
-    "checkNothingInProgress",
-    "checkNothingUncommitted",
-    "checkSeriesLength",
-    "checkSubjectsDistinct",
-    "checkBranch",
-)
 IN_REBASE = '[ -d "$(git rev-parse --git-path rebase-merge)" ]'
 ONTO = 'onto=$(cat "$(git rev-parse --git-path rebase-merge)/onto")'
 
@@ -50,6 +44,15 @@ PROBE = (
     "echo \"OBJECTS\"; git cat-file --batch-all-objects --batch-check='%(objectname)'; "
     'echo "LOG"; git log --all --format=%H; echo "END"; } > "$out" 2>&1; exit 0'
 )
+
+
+def probed(journal: Path, task: dict[str, Any]) -> dict[str, str]:
+    """What PROBE wrote of `task`'s workspace, by its headings: STATUS, HEAD, TODO, OBJECTS, LOG."""
+    seen = (journal / f"{task['id']}.txt").read_text()
+    parts = re.split(r"^(STATUS|HEAD|TODO|OBJECTS|LOG|END)\n", seen, flags=re.MULTILINE)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
 # Everything in one commit: every check holds (judging it is the judge's job).
 SQUASH = (
     f"if {IN_REBASE}; then {ONTO}; git rebase --abort && git reset -q --soft $onto; fi; "
@@ -97,7 +100,6 @@ class Mined(Watched):
 @pytest.fixture(scope="module")
 def mined(tmp_path_factory: pytest.TempPathFactory) -> Mined:
     base = tmp_path_factory.mktemp("chains")
-    journal, private_tmp = journal_and_tmp(base)
     with isolated(base), serve_anthropic() as fake:
         built = build_chain_repo(base / "repo")
         root = built.root
@@ -106,14 +108,14 @@ def mined(tmp_path_factory: pytest.TempPathFactory) -> Mined:
             "testCommand: python3 run_tests.py\nchains:\n  testEachCommit: true\n"
         )
         configs = write_configs(base / "configs", CONFIGS)
-        before = GitRepo(root).snapshot()
-        env = dict(
-            os.environ,
-            TMPDIR=str(private_tmp),
-            CHAIN_JOURNAL=str(journal),
+        watching = watch(
+            base,
+            root,
+            "CHAIN_JOURNAL",
             ANTHROPIC_API_KEY="test-key",
             ANTHROPIC_BASE_URL=fake.base_url,
         )
+        env = watching.env
         mine = run_gitgauge("mine", "--chains", cwd=root, env=env)
         assert mine.returncode == 0, mine.stderr
         fake.answer(fewer_commits_win)
@@ -128,7 +130,7 @@ def mined(tmp_path_factory: pytest.TempPathFactory) -> Mined:
         assert report.returncode == 0, report.stderr
         report_tasks = run_gitgauge("report", "--tasks", cwd=root, env=env)
         assert report_tasks.returncode == 0, report_tasks.stderr
-        after = GitRepo(root).snapshot()
+        watched = watching.done()
         requests = list(fake.requests)
     scenario_of = {commits[-1]: name for name, commits in built.commits.items()}
     tasks: dict[tuple[str, str], dict[str, Any]] = {}
@@ -153,10 +155,7 @@ def mined(tmp_path_factory: pytest.TempPathFactory) -> Mined:
         run_output=run.stdout,
         report=report.stdout,
         report_tasks=report_tasks.stdout,
-        journal=journal,
-        before=before,
-        after=after,
-        temp_left=sorted(p.name for p in private_tmp.iterdir()),
+        **watched,
     )
 
 
@@ -206,15 +205,19 @@ def test_mine_makes_two_tasks_per_chain_and_counts_every_skip(mined: Mined) -> N
         assert not any(sha[:8] in out for sha in mined.built.commits[name]), name
 
 
+def workspaces(mined: Mined, kind: str) -> Iterator[tuple[str, dict[str, Any], dict[str, str]]]:
+    """Each chain's name, its task of `kind` and what PROBE saw of that task's workspace."""
+    for name in CHAINS:
+        task = mined.tasks[(name, kind)]
+        yield name, task, probed(mined.journal, task)
+
+
 def test_the_commits_workspace_is_the_newest_tree_uncommitted_on_the_parent_and_nothing_more(
     mined: Mined,
 ) -> None:
     repo = mined.built.repo
-    for name in CHAINS:
-        task = mined.tasks[(name, "commits")]
-        seen = (mined.journal / f"{task['id']}.txt").read_text()
-        status = seen.split("STATUS\n", 1)[1].split("HEAD\n", 1)[0]
-        head = seen.split("HEAD\n", 1)[1].split("TODO\n", 1)[0].split()
+    for name, task, seen in workspaces(mined, "commits"):
+        status = seen["STATUS"]
         changed = repo.git("diff", "--name-status", task["chainParent"], task["fix"]).split("\n")
         expected = sorted(
             (" M " if line[0] == "M" else "?? ") + line.split("\t", 1)[1]
@@ -222,33 +225,27 @@ def test_the_commits_workspace_is_the_newest_tree_uncommitted_on_the_parent_and_
             if line
         )
         assert sorted(status.splitlines()) == expected, (name, status)
-        assert head == [task["chainParent"], "refs/heads/main"]
-        objects = set(seen.split("OBJECTS\n", 1)[1].split("LOG\n", 1)[0].split())
+        assert seen["HEAD"].split() == [task["chainParent"], "refs/heads/main"]
+        objects = set(seen["OBJECTS"].split())
         only_chain = repo.git("rev-list", "--objects", task["fix"], f"^{task['chainParent']}")
         leaked = {line.split()[0] for line in only_chain.splitlines()} & objects
         assert not leaked, (name, leaked)
-        log = seen.split("LOG\n", 1)[1]
-        assert not any(sha in log for sha in task["chain"])
-        assert task["chainParent"] in log
+        assert not any(sha in seen["LOG"] for sha in task["chain"])
+        assert task["chainParent"] in seen["LOG"]
 
 
 def test_the_rebase_workspace_is_paused_at_a_break_and_holds_the_chain_and_nothing_after(
     mined: Mined,
 ) -> None:
     repo = mined.built.repo
-    for name in CHAINS:
-        task = mined.tasks[(name, "rebase")]
-        seen = (mined.journal / f"{task['id']}.txt").read_text()
-        status = seen.split("STATUS\n", 1)[1].split("HEAD\n", 1)[0]
-        assert status == "", (name, status)
-        head = seen.split("HEAD\n", 1)[1].split("TODO\n", 1)[0].split()
-        assert head == [task["chainParent"], "detached"]
-        todo = seen.split("TODO\n", 1)[1].split("OBJECTS\n", 1)[0].splitlines()
-        assert todo == [
+    for name, task, seen in workspaces(mined, "rebase"):
+        assert seen["STATUS"] == "", (name, seen["STATUS"])
+        assert seen["HEAD"].split() == [task["chainParent"], "detached"]
+        assert seen["TODO"].splitlines() == [
             f"pick {sha} {subject}"
             for sha, subject in zip(task["chain"], task["chainSubjects"], strict=True)
         ]
-        objects = set(seen.split("OBJECTS\n", 1)[1].split("LOG\n", 1)[0].split())
+        objects = set(seen["OBJECTS"].split())
         assert set(task["chain"]) <= objects
         after = repo.git("rev-list", "--objects", "main", f"^{task['fix']}")
         leaked = {line.split()[0] for line in after.splitlines()} & objects
@@ -258,7 +255,7 @@ def test_the_rebase_workspace_is_paused_at_a_break_and_holds_the_chain_and_nothi
 
 
 def checks_of(result: dict[str, Any]) -> dict[str, bool]:
-    return {name: result[name] for name in CHECKS}
+    return {name: result[name] for name in CHAIN_CHECKS}
 
 
 def test_gold_passes_every_check_and_the_judge_ties_it_with_itself(mined: Mined) -> None:
@@ -590,11 +587,10 @@ def test_with_the_full_history_both_workspaces_start_on_the_chain_not_on_your_ma
         assert results[("gold", kind)]["status"] == "resolved", results[("gold", kind)]
         assert results[("squash", kind)]["status"] == "resolved", results[("squash", kind)]
         assert results[("noop", kind)]["status"] == "unresolved"
-        seen = (journal / f"{tasks[kind]['id']}.txt").read_text()
-        head = seen.split("HEAD\n", 1)[1].split("TODO\n", 1)[0].split()
+        seen = probed(journal, tasks[kind])
         attached = "detached" if kind == "rebase" else "refs/heads/main"
-        assert head == [parent, attached], (kind, seen)
-        assert tip in seen.split("LOG\n", 1)[1]  # the full history: your main is there too
+        assert seen["HEAD"].split() == [parent, attached], (kind, seen)
+        assert tip in seen["LOG"]  # the full history: your main is there too
 
 
 def test_without_an_api_key_the_judge_is_the_claude_cli(

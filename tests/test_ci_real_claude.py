@@ -20,10 +20,11 @@ from pathlib import Path
 import pytest
 from helpers.actions import PR, REPOSITORY, TOKEN, USELESS, actions_env, ours, pull_request
 from helpers.cli import run_gitgauge
-from helpers.components import claude_binary, claude_env
+from helpers.components import claude_env, for_this_test
+from helpers.components import fake_api as fake_api  # the module's one fake
 from helpers.configs import agent_config
 from helpers.fakes.github_api import FakeGitHub
-from helpers.fakes.messages_api import CommandRule, FakeMessagesApi, serve
+from helpers.fakes.messages_api import CommandRule, FakeMessagesApi
 from helpers.repos import GitRepo
 
 from gitgauge.core.errors import ExitCode
@@ -49,22 +50,13 @@ for name, old, new in recipes:
 """
 
 
-@pytest.fixture(scope="module")
-def fake_api() -> Iterator[FakeMessagesApi]:
-    claude_binary()  # skip (or fail under CI) before building anything
-    with serve() as fake:
-        yield fake
-
-
 @pytest.fixture
 def api(fake_api: FakeMessagesApi, tmp_path: Path) -> Iterator[FakeMessagesApi]:
     script = tmp_path / "recipes.py"
     script.write_text(RECIPES, encoding="utf-8")
     command = f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}"
-    fake_api.rules = [CommandRule(needle=NEEDLE, command=command)]
-    fake_api.clear()
-    yield fake_api
-    fake_api.rules = []
+    with for_this_test(fake_api, [CommandRule(needle=NEEDLE, command=command)]) as fake:
+        yield fake
 
 
 def claude_config(folder: Path) -> str:

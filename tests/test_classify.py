@@ -18,46 +18,66 @@ from gitgauge.mining.classify import (
 
 # -- subjects ---------------------------------------------------------------------------------
 
+# Conventional fix types are candidates, bug words or not.
+CONVENTIONAL_FIXES = [
+    "fix: handle empty input",
+    "fix(parser): handle empty input",
+    "fix!: drop the broken option",
+    "fix(parser)!: drop the broken option",
+    "bugfix: off by one in pagination",
+    "hotfix: restore login",
+    "hotfix(auth): restore login",
+    # Conventional Commits types are not case-sensitive.
+    "FIX: shouting type",
+    "Fix(core): capitalised type",
+    "BugFix: mixed case",
+    "HOTFIX!: urgent",
+    "fix: no bug word in the description at all",
+]
+# Other types are not candidates, even with bug words.
+OTHER_CONVENTIONAL_TYPES = [
+    "chore: fix lint",
+    "feat: fix the bug in the new page",
+    "docs(readme): fix typo",
+    "refactor!: crash handling",
+    "test: regression for #12",
+    "ci: fixes",
+]
+# Words that merely contain a bug word.
+NOT_BUG_WORDS = [
+    "Add fixture",
+    "Add fixtures for the parser",
+    "Strip the prefix",
+    "Add debug output",
+    "debugger support",
+    "Errorless path",
+    "Bugle sounds",
+    "crashpad integration",
+    "Prefixed names",
+    "Suffix handling",
+    "pagination_fix",  # an underscore joins words: not a whole word
+    "Ajoute lefix_é et l'éfix",  # accented letters are letters: not whole words
+    "fixup the layout",
+    "Update dependencies",
+    "",
+    "   ",
+]
+
 
 @pytest.mark.parametrize(
-    "subject",
+    ("subject", "candidate", "rule"),
     [
-        "fix: handle empty input",
-        "fix(parser): handle empty input",
-        "fix!: drop the broken option",
-        "fix(parser)!: drop the broken option",
-        "bugfix: off by one in pagination",
-        "hotfix: restore login",
-        "hotfix(auth): restore login",
-        # Conventional Commits types are not case-sensitive.
-        "FIX: shouting type",
-        "Fix(core): capitalised type",
-        "BugFix: mixed case",
-        "HOTFIX!: urgent",
-        "fix: no bug word in the description at all",
+        *[(subject, True, "conventional-fix") for subject in CONVENTIONAL_FIXES],
+        *[(subject, False, "conventional-other") for subject in OTHER_CONVENTIONAL_TYPES],
+        *[(subject, False, "none") for subject in NOT_BUG_WORDS],
     ],
 )
-def test_conventional_fix_types_are_candidates(subject: str) -> None:
+def test_conventional_types_and_words_that_merely_contain_a_bug_word(
+    subject: str, candidate: bool, rule: str
+) -> None:
     verdict = classify_subject(subject)
-    assert verdict.candidate
-    assert verdict.rule == "conventional-fix"
-
-
-@pytest.mark.parametrize(
-    "subject",
-    [
-        "chore: fix lint",
-        "feat: fix the bug in the new page",
-        "docs(readme): fix typo",
-        "refactor!: crash handling",
-        "test: regression for #12",
-        "ci: fixes",
-    ],
-)
-def test_other_conventional_types_are_not_candidates_even_with_bug_words(subject: str) -> None:
-    verdict = classify_subject(subject)
-    assert not verdict.candidate
-    assert verdict.rule == "conventional-other"
+    assert verdict.candidate is candidate
+    assert verdict.rule == rule
 
 
 @pytest.mark.parametrize(
@@ -101,33 +121,6 @@ def test_a_conventional_subject_is_decided_by_its_type_alone() -> None:
 )
 def test_korean_bug_words_anywhere_make_candidates(subject: str) -> None:
     assert classify_subject(subject).candidate
-
-
-@pytest.mark.parametrize(
-    "subject",
-    [
-        "Add fixture",
-        "Add fixtures for the parser",
-        "Strip the prefix",
-        "Add debug output",
-        "debugger support",
-        "Errorless path",
-        "Bugle sounds",
-        "crashpad integration",
-        "Prefixed names",
-        "Suffix handling",
-        "pagination_fix",  # an underscore joins words: not a whole word
-        "Ajoute lefix_é et l'éfix",  # accented letters are letters: not whole words
-        "fixup the layout",
-        "Update dependencies",
-        "",
-        "   ",
-    ],
-)
-def test_words_that_merely_contain_a_bug_word_are_not_candidates(subject: str) -> None:
-    verdict = classify_subject(subject)
-    assert not verdict.candidate
-    assert verdict.rule == "none"
 
 
 def test_bug_word_that_is_not_a_conventional_prefix_is_a_bug_word_match() -> None:

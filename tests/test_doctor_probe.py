@@ -18,7 +18,14 @@ import pytest
 import yaml
 from helpers.cli import run_gitgauge
 from helpers.components import require_bwrap
-from helpers.fakes.claude import FAKE_CLAUDE, FIXTURES, fake_claude_env, read_records
+from helpers.fakes.claude import (
+    FAKE_CLAUDE,
+    FIXTURES,
+    NOT_LOGGED_IN,
+    failing,
+    fake_claude_env,
+    read_records,
+)
 from helpers.repos import GitRepo, new_repo
 
 from gitgauge.doctor.probe import PROBE_PROMPT
@@ -26,41 +33,13 @@ from gitgauge.doctor.probe import PROBE_PROMPT
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
 
-NO_TOKENS = {
-    "input_tokens": 0,
-    "output_tokens": 0,
-    "cache_creation_input_tokens": 0,
-    "cache_read_input_tokens": 0,
-}
-NOT_LOGGED_IN = {
-    # What claude 2.1 prints without a login (tests/test_run_gate.py): exit 1, no request.
-    "exit_code": 1,
-    "is_error": True,
-    "result": "Not logged in · Please run /login",
-    "assistant_error": "authentication_failed",
-    "cost": 0,
-    "usage": NO_TOKENS,
-    "steps": [],
-}
-UNREACHABLE = {
-    # The issue's key set, API unreachable: claude gives up with this result once its own
-    # retries are spent.
-    "exit_code": 1,
-    "is_error": True,
-    "result": "API Error: Can't reach the API server (ENOTFOUND)",
-    "cost": 0,
-    "usage": NO_TOKENS,
-    "steps": [],
-}
-BAD_MODEL = {
-    "exit_code": 1,
-    "is_error": True,
-    "result": "There's an issue with the selected model (claude-nope). It may not exist.",
-    "api_error_status": 404,
-    "cost": 0,
-    "usage": NO_TOKENS,
-    "steps": [],
-}
+UNREACHABLE = failing("API Error: Can't reach the API server (ENOTFOUND)")
+"""The issue's key set, API unreachable: claude gives up with this result once its own retries
+are spent."""
+BAD_MODEL = failing(
+    "There's an issue with the selected model (claude-nope). It may not exist.",
+    api_error_status=404,
+)
 ANSWER = {
     "steps": [{"text": "OK"}],
     "result": "OK",

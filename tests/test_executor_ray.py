@@ -14,10 +14,7 @@ import json
 import os
 import re
 import shutil
-import signal
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,36 +22,35 @@ from pathlib import Path
 import pytest
 from helpers.cli import in_background, run_gitgauge
 from helpers.environment import isolated
-from helpers.processes import wait_until_gone
+from helpers.node_pair import node_run, plan, run_pair
 from helpers.ray_cluster import (
     HEAD_IP,
+    NEEDS_THE_EXTRA,
     SECOND_IP,
     Cluster,
+    assert_runs_without_importing_ray,
+    driver_of_another_version,
     free_port,
+    interrupt_once_both_nodes_work,
+    kill_the_second_node_once_it_works,
     need_ray,
+    nodes_sandboxed,
     ray_flags,
     run_dir,
+    statuses_by_config_and_kind,
+    version_refusal,
+    without_ray,
 )
 from helpers.ray_cluster import cluster as cluster  # the module's one cluster
+from helpers.ray_cluster import marks as marks
 from helpers.repos import GitRepo, new_repo
 from helpers.repos.sample import add_then_fix
 
-import gitgauge
 from gitgauge.core import fingerprint
 from gitgauge.core.config import load_repo_config
-from gitgauge.core.git import Repository
 from gitgauge.core.sandbox import probe
-from gitgauge.core.store import Store
-from gitgauge.running.executors.shipped import (
-    NodePairRequest,
-    fix_files,
-    node_root,
-    pack_history,
-    remove_node_run,
-    run_on_node,
-)
+from gitgauge.running.executors.shipped import node_root
 from gitgauge.running.executors.shipped_harness import harness_changes, ship_harness
-from gitgauge.running.plan import plan_run
 
 # A real two-node Ray cluster: `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
@@ -215,9 +211,7 @@ def test_fix_and_merge_tasks_with_baselines_and_a_harness_give_the_same_results_
     assert mined_merge.returncode == 0, mined_merge.stderr
     # A config with a harness: an overlay the agent reads, a configDir (with a login that must
     # not travel), an env value that must not be written; the agent runs in bwrap where it can.
-    boxed = probe(os.environ, network=True)[0] is not None
-    if not boxed and os.environ.get("CI") == "true":
-        pytest.fail("the ray tests need a working bwrap in CI")
+    boxed = nodes_sandboxed()
     told = "told-by-the-config-5a1b"
     (tmp_path / "notes.sh").write_text(NOTES_SH, encoding="utf-8")
     (tmp_path / "claude-home" / "skills").mkdir(parents=True)
@@ -264,9 +258,9 @@ def test_fix_and_merge_tasks_with_baselines_and_a_harness_give_the_same_results_
     assert {key: [record[f] for f in same] for key, record in remote_results.items()} == {
         key: [record[f] for f in same] for key, record in local_results.items()
     }
-    statuses: dict[tuple[str, object], set[object]] = {}
-    for (config, _, _), record in remote_results.items():
-        statuses.setdefault((config, record["kind"]), set()).add(record["status"])
+    statuses = statuses_by_config_and_kind(
+        (config, r["kind"], r["status"]) for (config, _, _), r in remote_results.items()
+    )
     # gold and the harnessed agent resolve every task, the merge exactly; noop none.
     assert statuses == {
         ("gold", "fix"): {"resolved"},
@@ -406,13 +400,9 @@ def test_a_node_lays_the_shipped_harness_never_the_drivers_files_nor_its_credent
     (configs / "harnessed.yaml").write_text(json.dumps(config), encoding="utf-8")
     monkeypatch.setenv("GG_SOURCE", SECRET)
     warnings: list[str] = []
-    git_repo = Repository(repo.root)
-    store = Store(repo.root)
-    plan = plan_run(
-        git_repo, store, [configs / "harnessed.yaml"], task_id=None, warn=warnings.append
-    )
-    (planned,) = plan.configs
-    task = plan.tasks[0]
+    git_repo, run_plan = plan(repo.root, [configs / "harnessed.yaml"], warn=warnings.append)
+    (planned,) = run_plan.configs
+    task = run_plan.tasks[0]
     shipped = ship_harness(planned.harness)
     # The driver ships what the run recorded, and refuses a source changed since.
     record, _ = fingerprint.build(planned.config, planned.harness.sources)
@@ -421,21 +411,9 @@ def test_a_node_lays_the_shipped_harness_never_the_drivers_files_nor_its_credent
     assert harness_changes(ship_harness(planned.harness), record) == ["files: NOTES.md"]
     shutil.rmtree(configs)  # a node has none of the driver's files
     monkeypatch.delenv("GG_SOURCE")
-    request = NodePairRequest(
-        run_id=f"inproc-{tmp_path.name}",
-        planned=planned,
-        task=task,
-        attempt=1,
-        config=load_repo_config(repo.root),
-        fix=fix_files(git_repo, task, with_source=False),
-    )
-    try:
-        outcome = run_on_node(
-            request, lambda: pack_history(git_repo, (task.base,)), shipped, node="here"
-        )
-        left = [p.read_bytes() for p in node_root(request.run_id).rglob("*") if p.is_file()]
-    finally:
-        remove_node_run(request.run_id)
+    with node_run(tmp_path) as run_id:
+        outcome = run_pair(git_repo, run_id, planned, task, harness=shipped)
+        left = [p.read_bytes() for p in node_root(run_id).rglob("*") if p.is_file()]
     assert outcome.result.status == "unresolved", outcome.result
     # The node's own sandbox (auto: bwrap where it works here), the harness laid in all the same.
     assert outcome.result.sandbox == ("bwrap" if probe(os.environ, network=True)[0] else "none")
@@ -465,40 +443,24 @@ def test_a_node_without_bwrap_runs_unsandboxed_under_auto_and_errs_under_bwrap(
 ) -> None:
     """Each node decides its sandbox (`shipped.run_on_node` in this process, whose bwrap is
     made to be missing through `run.ray.env`, as on a node without bubblewrap)."""
-    git_repo = Repository(repo.root)
-    plan = plan_run(
-        git_repo,
-        Store(repo.root),
-        [write_agent(tmp_path, "noop", "noop")],
-        task_id=None,
-        warn=print,
-    )
-    (planned,) = plan.configs
-    task = plan.tasks[0]
+    git_repo, run_plan = plan(repo.root, [write_agent(tmp_path, "noop", "noop")])
+    (planned,) = run_plan.configs
+    task = run_plan.tasks[0]
     config = load_repo_config(repo.root)
-    run_id = f"inproc-{tmp_path.name}"
     outcomes = {}
-    try:
+    with node_run(tmp_path) as run_id:
         for mode in ("auto", "bwrap"):
-            request = NodePairRequest(
-                run_id=run_id,
-                planned=planned,
-                task=task,
-                attempt=1,
+            outcomes[mode] = run_pair(
+                git_repo,
+                run_id,
+                planned,
+                task,
                 config=config.model_copy(
                     update={"run": config.run.model_copy(update={"sandbox": mode})}
                 ),
-                fix=fix_files(git_repo, task, with_source=False),
+                node="10.1.2.3",
                 env={"GITGAUGE_BWRAP": str(tmp_path / "no-bwrap-here")},
             )
-            outcomes[mode] = run_on_node(
-                request,
-                lambda: pack_history(git_repo, (task.base,)),
-                ship_harness(planned.harness),
-                node="10.1.2.3",
-            )
-    finally:
-        remove_node_run(run_id)
     auto = outcomes["auto"]
     assert (auto.result.status, auto.result.sandbox) == ("unresolved", "none"), auto.result
     (warning,) = auto.warnings
@@ -517,31 +479,13 @@ def test_what_a_pair_writes_on_a_node_never_reaches_the_next_pair_of_its_task(
     history copy, `shipped.run_on_node` in this process) works in a repository of its own."""
     peek = "git cat-file --batch-all-objects --batch | grep -a -c " + FIX_MARK + " > seen.txt; true"
     paths = [write_agent(tmp_path, "gold", "gold"), write_agent(tmp_path, "peek", "script", peek)]
-    git_repo = Repository(repo.root)
-    plan = plan_run(git_repo, Store(repo.root), paths, task_id=None, warn=print)
-    (task,) = [task for task in plan.tasks if task.fix == mined.fixes[-1]]
-    run_id = f"inproc-{tmp_path.name}"
-    outcomes = []
-    try:
-        for planned in plan.configs:
-            request = NodePairRequest(
-                run_id=run_id,
-                planned=planned,
-                task=task,
-                attempt=1,
-                config=load_repo_config(repo.root),
-                fix=fix_files(git_repo, task, with_source=planned.adapter.reads_fix),
-            )
-            outcomes.append(
-                run_on_node(
-                    request,
-                    lambda: pack_history(git_repo, (task.base,)),
-                    ship_harness(planned.harness),
-                    node="here",
-                )
-            )
-    finally:
-        remove_node_run(run_id)
+    git_repo, run_plan = plan(repo.root, paths)
+    (task,) = [task for task in run_plan.tasks if task.fix == mined.fixes[-1]]
+    with node_run(tmp_path) as run_id:
+        outcomes = [
+            run_pair(git_repo, run_id, planned, task, with_source=planned.adapter.reads_fix)
+            for planned in run_plan.configs
+        ]
     gold, peeked = outcomes
     assert (gold.result.status, gold.history_copied) == ("resolved", True)
     assert not peeked.history_copied  # the same node copy
@@ -549,10 +493,8 @@ def test_what_a_pair_writes_on_a_node_never_reaches_the_next_pair_of_its_task(
 
 
 def test_ctrl_c_cancels_the_pairs_and_leaves_nothing_on_the_nodes(
-    cluster: Cluster, repo: GitRepo, tmp_path: Path
+    cluster: Cluster, repo: GitRepo, tmp_path: Path, marks: Path
 ) -> None:
-    marks = tmp_path / "marks"
-    marks.mkdir()
     agent = write_agent(
         tmp_path, "sleeper", "script", f'echo $$ > {marks}/"$GITGAUGE_TASK_ID"; exec sleep 120'
     )
@@ -560,46 +502,24 @@ def test_ctrl_c_cancels_the_pairs_and_leaves_nothing_on_the_nodes(
     with in_background(
         "run", "-c", str(agent), "--sandbox", "none", *ray_flags(cluster), cwd=repo.root
     ) as child:
-        deadline = time.monotonic() + 90
-        while len(list(marks.iterdir())) < 2 and time.monotonic() < deadline:
-            assert child.poll() is None, child.communicate()
-            time.sleep(0.2)
-        agents = [int(path.read_text()) for path in marks.iterdir()]
-        assert len(agents) == 2, "both nodes should be running an agent"
-        child.send_signal(signal.SIGINT)
-        stdout, stderr = child.communicate(timeout=90)
-    assert child.returncode == 130, stderr
-    assert "interrupted" in stderr
-    assert all(wait_until_gone(pid) for pid in agents), "an agent outlived the run"
+        interrupt_once_both_nodes_work(child, marks, lambda mark: int(mark.read_text()))
     assert cluster.leftovers() == []
 
 
 def test_a_node_with_another_gitgauge_version_is_an_error_before_any_pair(
     cluster: Cluster, repo: GitRepo, tmp_path: Path
 ) -> None:
-    # This machine runs a copy of gitgauge that says it is another version; the nodes run the
-    # installed one.
-    shadow = tmp_path / "driver" / "gitgauge"
-    shutil.copytree(Path(gitgauge.__file__).parent, shadow)
-    init = shadow / "__init__.py"
-    init.write_text(
-        re.sub(r'__version__ = "[^"]*"', '__version__ = "0.0.0+driver"', init.read_text())
-    )
-    env = dict(os.environ, PYTHONPATH=str(shadow.parent))
+    env = driver_of_another_version(tmp_path)
     agent = write_agent(tmp_path, "noop", "noop")
     result = run_gitgauge("run", "-c", str(agent), *ray_flags(cluster), cwd=repo.root, env=env)
-    assert result.returncode == 1, result.stderr
-    (line,) = result.stderr.strip().splitlines()
-    assert f"has gitgauge {gitgauge.__version__}, this machine 0.0.0+driver" in line
+    line = version_refusal(result)
     assert re.search(r"Ray node 127\.0\.0\.[23] ", line), line
     assert not list((repo.root / ".gitgauge" / "runs").glob("*/results/*/*.json"))
 
 
 def test_a_node_dying_mid_run_retries_its_pairs_or_records_executor_lost(
-    cluster: Cluster, repo: GitRepo, tmp_path: Path
+    cluster: Cluster, repo: GitRepo, tmp_path: Path, marks: Path
 ) -> None:
-    marks = tmp_path / "marks"
-    marks.mkdir()
     # The agent says which node it runs on by its TMPDIR (each node has its own).
     agent = write_agent(
         tmp_path,
@@ -619,14 +539,7 @@ def test_a_node_dying_mid_run_retries_its_pairs_or_records_executor_lost(
         *ray_flags(cluster),
         cwd=repo.root,
     ) as child:
-        deadline = time.monotonic() + 90
-        while not list(marks.glob("n2-*")) and time.monotonic() < deadline:
-            assert child.poll() is None, child.communicate()
-            time.sleep(0.1)
-        assert list(marks.glob("n2-*")), "no pair started on the second node"
-        cluster.kill(SECOND_IP)
-        stdout, stderr = child.communicate(timeout=180)
-    assert child.returncode == 0, stderr
+        stdout = kill_the_second_node_once_it_works(cluster, child, marks, SECOND_IP)
     run = run_dir(repo, stdout)
     first = results(run)
     assert len(first) == 4, "every pair has a result"
@@ -653,34 +566,14 @@ def test_a_node_dying_mid_run_retries_its_pairs_or_records_executor_lost(
 def test_without_the_extra_ray_is_a_one_line_error_and_other_commands_never_import_it(
     repo: GitRepo, tmp_path: Path
 ) -> None:
-    # A `ray` package that fails to import stands for a machine without the extra.
-    shadow = tmp_path / "no-ray" / "ray"
-    shadow.mkdir(parents=True)
-    (shadow / "__init__.py").write_text("raise ImportError('No module named ray')\n")
-    env = dict(os.environ, PYTHONPATH=str(shadow.parent))
     agent = write_agent(tmp_path, "noop", "noop")
-    result = run_gitgauge("run", "-c", str(agent), "--executor", "ray", cwd=repo.root, env=env)
+    result = run_gitgauge(
+        "run", "-c", str(agent), "--executor", "ray", cwd=repo.root, env=without_ray(tmp_path)
+    )
     assert result.returncode == 1
-    assert result.stderr.strip().splitlines() == [
-        "gitgauge: error: --executor ray needs the optional extra: pip install 'gitgauge[ray]'"
-    ]
+    assert result.stderr.strip().splitlines() == [NEEDS_THE_EXTRA]
     assert not (repo.root / ".gitgauge" / "runs").exists()
-    # The local path never imports ray (start-up time and memory unchanged).
-    script = (
-        "import sys\n"
-        "from gitgauge.cli import main\n"
-        "sys.argv = ['gitgauge', 'run', '-c', sys.argv[1]]\n"
-        "try:\n    main()\nexcept SystemExit as end:\n    assert not end.code, end.code\n"
-        "assert 'ray' not in sys.modules, 'ray was imported'\n"
-    )
-    local = subprocess.run(
-        [sys.executable, "-c", script, str(agent)],
-        cwd=repo.root,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert local.returncode == 0, local.stderr
+    assert_runs_without_importing_ray(["run", "-c", str(agent)], cwd=repo.root)
 
 
 def test_worktree_link_is_an_error_with_the_ray_executor(repo: GitRepo, tmp_path: Path) -> None:

@@ -25,12 +25,16 @@ from helpers.environment import isolated
 from helpers.fakes.anthropic_api import serve as serve_anthropic
 from helpers.fakes.messages_api import Reply
 from helpers.fakes.messages_api import serve as serve_messages
-from helpers.ray_cluster import Cluster, ray_flags, run_dir
+from helpers.ray_cluster import (
+    Cluster,
+    nodes_sandboxed,
+    ray_flags,
+    run_dir,
+    statuses_by_config_and_kind,
+)
 from helpers.ray_cluster import cluster as cluster  # the module's one cluster
 from helpers.repos import new_repo
-from helpers.repos.chains import build_chain_repo
-
-from gitgauge.core.sandbox import probe
+from helpers.repos.chains import CHAIN_CHECKS, build_chain_repo
 
 # A real two-node Ray cluster: `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
@@ -60,12 +64,7 @@ CHAIN_FIELDS = (
     "kind",
     "status",
     "errorKind",
-    "checkTree",
-    "checkNothingInProgress",
-    "checkNothingUncommitted",
-    "checkSeriesLength",
-    "checkSubjectsDistinct",
-    "checkBranch",
+    *CHAIN_CHECKS,
     "series",
     "originalSeries",
     "seriesTested",
@@ -107,9 +106,7 @@ def both_ways(
 def test_fixture_tasks_build_their_repository_on_the_node_with_the_same_verdicts(
     cluster: Cluster, tmp_path: Path
 ) -> None:
-    boxed = probe(os.environ, network=True)[0] is not None
-    if not boxed and os.environ.get("CI") == "true":
-        pytest.fail("the ray tests need a working bwrap in CI")
+    boxed = nodes_sandboxed()
     source = tmp_path / "pack" / "fixtures"
     for relative in FIXTURES:
         (source / relative).parent.mkdir(parents=True, exist_ok=True)
@@ -172,9 +169,9 @@ def test_rebase_and_commits_tasks_get_their_history_and_grade_as_locally(
         here = verdicts(run_dir(built.repo, local.stdout), CHAIN_FIELDS)
         there = verdicts(run_dir(built.repo, remote.stdout), CHAIN_FIELDS)
         assert there == here
-        by_config: dict[tuple[str, str], set[str]] = {}
-        for (config, _), record in there.items():
-            by_config.setdefault((config, record[0]), set()).add(record[1])
+        by_config = statuses_by_config_and_kind(
+            (config, record[0], record[1]) for (config, _), record in there.items()
+        )
         assert by_config == {
             ("gold", "rebase"): {"resolved"},
             ("gold", "commits"): {"resolved"},

@@ -25,6 +25,8 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +97,29 @@ def task_files(repo: Path) -> list[Path]:
 def load_task(path: Path) -> dict[str, Any]:
     task: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
     return task
+
+
+def first_task_of_a_copy(repo: Path, copy: Path) -> tuple[Path, dict[str, Any]]:
+    """`repo` copied to `copy` (its links kept) for a test to change: its first task file, and
+    that task."""
+    shutil.copytree(repo, copy, symlinks=True)
+    task_file = task_files(copy)[0]
+    return task_file, load_task(task_file)
+
+
+def point_at(task_file: Path, task: dict[str, Any], fix: str) -> None:
+    """The task file of `task` made to name `fix` as its fix commit."""
+    task_file.write_text(task_file.read_text().replace(task["fix"], fix), encoding="utf-8")
+
+
+@contextmanager
+def on_a_new_fix(copy: Path, task_file: Path, task: dict[str, Any], message: str) -> Iterator[None]:
+    """The task's fix checked out for the block; what the block changes (or adds to the index)
+    is then committed on top, and the task file made to name that commit as its fix."""
+    git(copy, "checkout", "-q", "--detach", task["fix"])
+    yield
+    git(copy, "commit", "-qam", message)
+    point_at(task_file, task, git(copy, "rev-parse", "HEAD").stdout.strip())
 
 
 def p2p_names(repo: Path, task_id: str) -> list[str]:
@@ -361,10 +386,8 @@ def test_harbor_skips_a_task_whose_suite_fails_at_the_fix_without_its_names(
 
 def test_a_task_mined_by_exit_code_exports_empty_lists(repo: Path, tmp_path: Path) -> None:
     copy = tmp_path / "exit-code"
-    shutil.copytree(repo, copy, symlinks=True)
-    task_file = task_files(copy)[0]
+    task_file, task = first_task_of_a_copy(repo, copy)
     # What a task file says when its suite wrote no per-test report at mine time.
-    task = load_task(task_file)
     task["failToPass"] = task["passToPass"] = None
     task_file.write_text(yaml.safe_dump(task), encoding="utf-8")
     (copy / ".gitgauge/tasks" / f"{task['id']}.tests.json").unlink()
@@ -406,9 +429,7 @@ def test_a_task_whose_pass_to_pass_names_are_lost_is_skipped(repo: Path, tmp_pat
 
 def test_names_no_file_matches_are_kept_as_reported(repo: Path, tmp_path: Path) -> None:
     copy = tmp_path / "other-runner"
-    shutil.copytree(repo, copy, symlinks=True)
-    task_file = task_files(copy)[0]
-    task = load_task(task_file)
+    task_file, task = first_task_of_a_copy(repo, copy)
     # A name as a JUnit runner of another language writes it: no file at the fix is its module.
     foreign = "com.example.SlugTest::keepsDigits"
     task["failToPass"] = [*task["failToPass"], foreign]
@@ -513,11 +534,9 @@ def test_a_task_whose_commits_are_gone_is_skipped_with_a_warning(
     repo: Path, tmp_path: Path
 ) -> None:
     copy = tmp_path / "copy"
-    shutil.copytree(repo, copy, symlinks=True)
-    task_file = task_files(copy)[0]
-    task = yaml.safe_load(task_file.read_text())
+    task_file, task = first_task_of_a_copy(repo, copy)
     gone = "deadbeef" * 5
-    task_file.write_text(task_file.read_text().replace(task["fix"], gone), encoding="utf-8")
+    point_at(task_file, task, gone)
     outcome = run_gitgauge("export", "--format", "swebench", cwd=copy)
     assert outcome.returncode == 0, outcome.stderr
     assert f"skipping task {task['id']}: commit {gone} is not in this repository" in outcome.stderr
@@ -528,16 +547,11 @@ def test_non_utf8_text_is_skipped_for_swebench_and_kept_for_harbor(
     repo: Path, tmp_path: Path
 ) -> None:
     copy = tmp_path / "latin1"
-    shutil.copytree(repo, copy, symlinks=True)
-    task_file = task_files(copy)[0]
-    task = yaml.safe_load(task_file.read_text())
+    task_file, task = first_task_of_a_copy(repo, copy)
     # A fix commit whose test file is Latin-1 text, on top of the task's base.
-    git(copy, "checkout", "-q", "--detach", task["fix"])
     test_path = next(p for p in task["testFiles"])
-    (copy / test_path).write_bytes((copy / test_path).read_bytes() + b"# caf\xe9\n")
-    git(copy, "commit", "-qam", "latin-1 comment")
-    new_fix = git(copy, "rev-parse", "HEAD").stdout.strip()
-    task_file.write_text(task_file.read_text().replace(task["fix"], new_fix), encoding="utf-8")
+    with on_a_new_fix(copy, task_file, task, "latin-1 comment"):
+        (copy / test_path).write_bytes((copy / test_path).read_bytes() + b"# caf\xe9\n")
 
     swebench = run_gitgauge("export", "--format", "swebench", cwd=copy)
     assert swebench.returncode == 0, swebench.stderr
@@ -552,17 +566,12 @@ def test_non_utf8_text_is_skipped_for_swebench_and_kept_for_harbor(
 
 def test_binary_test_fixtures_travel_as_git_binary_patches(repo: Path, tmp_path: Path) -> None:
     copy = tmp_path / "binary"
-    shutil.copytree(repo, copy, symlinks=True)
-    task_file = task_files(copy)[0]
-    task = yaml.safe_load(task_file.read_text())
-    git(copy, "checkout", "-q", "--detach", task["fix"])
+    task_file, task = first_task_of_a_copy(repo, copy)
     fixture = bytes(range(256)) * 4  # NUL bytes and every other byte value
-    (copy / "tests/fixtures").mkdir(parents=True, exist_ok=True)
-    (copy / "tests/fixtures/blob.bin").write_bytes(fixture)
-    git(copy, "add", "tests/fixtures/blob.bin")
-    git(copy, "commit", "-qm", "binary fixture")
-    new_fix = git(copy, "rev-parse", "HEAD").stdout.strip()
-    task_file.write_text(task_file.read_text().replace(task["fix"], new_fix), encoding="utf-8")
+    with on_a_new_fix(copy, task_file, task, "binary fixture"):
+        (copy / "tests/fixtures").mkdir(parents=True, exist_ok=True)
+        (copy / "tests/fixtures/blob.bin").write_bytes(fixture)
+        git(copy, "add", "tests/fixtures/blob.bin")
 
     exported = run_gitgauge("export", "--format", "swebench", cwd=copy)
     assert exported.returncode == 0, exported.stderr

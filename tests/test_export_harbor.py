@@ -29,6 +29,7 @@ import yaml
 from helpers.cli import run_gitgauge
 from helpers.environment import isolated
 from helpers.harbor import check_harbor_folders, grading_of, verify
+from helpers.pytest_project import CLAMP, SLUG, first_files
 from helpers.repos import GitRepo, new_repo
 from helpers.results import load_tasks
 
@@ -86,21 +87,8 @@ class Bug:
 
 
 BUGS = [
-    Bug(
-        "clamp",
-        "def clamp(x, low, high):\n    return max(low, x)\n",
-        "def clamp(x, low, high):\n    return max(low, min(x, high))\n",
-        "from clamp import clamp\n\n\ndef test_clamp_high():\n    assert clamp(9, 0, 5) == 5\n\n\n"
-        "def test_clamp_inside():\n    assert clamp(3, 0, 5) == 3\n",
-        "Fix clamp ignoring the upper bound",
-    ),
-    Bug(
-        "slug",
-        "def slug(text):\n    return text.replace(' ', '-')\n",
-        "def slug(text):\n    return text.lower().replace(' ', '-')\n",
-        "from slug import slug\n\n\ndef test_slug_lowercases():\n    assert slug('A B') == 'a-b'\n",
-        "Fix slug keeping capitals",
-    ),
+    Bug(*CLAMP, "Fix clamp ignoring the upper bound"),
+    Bug(*SLUG, "Fix slug keeping capitals"),
     Bug(
         "sign",
         "def sign(x):\n    return 1 if x > 0 else -1\n",
@@ -149,16 +137,7 @@ HOLD_OUT_NAME = {
 
 def build(root: Path, reporter: str) -> GitRepo:
     repo = new_repo(root)
-    repo.commit(
-        "Initial commit",
-        files={
-            "pytest.ini": "[pytest]\npythonpath = src\n",
-            "run_tests.py": RUNNER,
-            "src/calc.py": "def add(a, b):\n    return a + b\n",
-            "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n"
-            "    assert add(2, 3) == 5\n",
-        },
-    )
+    repo.commit("Initial commit", files=first_files({"run_tests.py": RUNNER}))
     # The hold-out: a test that fails at every commit after it.
     repo.commit("Add a check of the service", files={"tests/test_service.py": HOLD_OUT})
     for bug in BUGS:

@@ -9,6 +9,7 @@ or binary not found. `gitgauge run` stopping on them is in tests/test_run_stops.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -39,16 +40,34 @@ def cause_of(found: tuple[str, str] | None) -> str | None:
     return found[0] if found is not None else None
 
 
-def test_claude_with_no_api_to_reach_is_unreachable_in_its_real_output() -> None:
-    found = classify_failure(CLAUDE_UNREACHABLE.read_text(encoding="utf-8"))
+@pytest.mark.parametrize(
+    ("classify", "output", "said"),
+    [
+        pytest.param(
+            classify_failure,
+            CLAUDE_UNREACHABLE,
+            "the API cannot be reached (API Error: Unable to connect to API (ConnectionRefused)): "
+            "check the network, the proxy variables (HTTPS_PROXY) and ANTHROPIC_BASE_URL",
+            id="claude",
+        ),
+        pytest.param(
+            codex.classify_failure,
+            CODEX_UNREACHABLE,
+            "the API cannot be reached (Reconnecting... waiting for network (Connection failed: "
+            "error sending request)): check the network",
+            id="codex-waiting-for-the-network",
+        ),
+    ],
+)
+def test_an_agent_with_no_api_to_reach_is_unreachable_in_its_real_output(
+    classify: Callable[[str], tuple[str, str] | None], output: Path, said: str
+) -> None:
+    found = classify(output.read_text(encoding="utf-8"))
 
     assert found is not None
     cause, sentence = found
     assert cause == "unreachable"
-    assert sentence.startswith(
-        "the API cannot be reached (API Error: Unable to connect to API (ConnectionRefused)): "
-        "check the network, the proxy variables (HTTPS_PROXY) and ANTHROPIC_BASE_URL"
-    )
+    assert sentence.startswith(said)
 
 
 def test_claude_stopped_while_it_retries_unanswered_requests_is_unreachable() -> None:
@@ -109,18 +128,6 @@ def test_a_claude_run_that_succeeded_has_no_cause() -> None:
         is None
     )
     assert classify_failure("", "") is None
-
-
-def test_codex_waiting_for_the_network_is_unreachable_in_its_real_output() -> None:
-    found = codex.classify_failure(CODEX_UNREACHABLE.read_text(encoding="utf-8"))
-
-    assert found is not None
-    cause, sentence = found
-    assert cause == "unreachable"
-    assert sentence.startswith(
-        "the API cannot be reached (Reconnecting... waiting for network (Connection failed: "
-        "error sending request)): check the network"
-    )
 
 
 def test_codex_giving_up_on_the_api_is_unreachable_and_a_refused_key_is_auth() -> None:

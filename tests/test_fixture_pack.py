@@ -27,7 +27,7 @@ from helpers.components import require
 from helpers.configs import configs_args, gold_noop_and, write_configs
 from helpers.environment import isolated
 from helpers.fakes.messages_api import Reply, serve
-from helpers.repos import new_repo
+from helpers.repos import GitRepo, new_repo
 from helpers.results import runs_in_order
 
 from gitgauge.core.sandbox import probe
@@ -62,6 +62,24 @@ JUDGE_C002 = "It renames the function greet to welcome"
 """In gold's answer to the llm_judge fixture (its `expected`), never in the wrong answer."""
 
 
+def write_fixture(
+    folder: Path, id: str, setup: list[str], prompt: str = "p", expected: str = "e", **more: Any
+) -> None:
+    """Fixture `id` in GitBench's format, written in `folder` as `<id>.yaml`: set up by `setup`,
+    with `prompt`, `expected` and `more`."""
+    fields = {"id": id, "setup": setup, "prompt": prompt, "expected": expected, **more}
+    (folder / f"{id}.yaml").write_text(yaml.safe_dump(fields))
+
+
+def configured_repo(root: Path, config: str) -> GitRepo:
+    """A repository at `root` whose one commit adds gitgauge.yaml, holding `config`."""
+    repo = new_repo(root)
+    repo.write("gitgauge.yaml", config)
+    repo.git("add", "gitgauge.yaml")
+    repo.git("commit", "-q", "-m", "gitgauge")
+    return repo
+
+
 @dataclass(frozen=True)
 class Pack:
     root: Path
@@ -83,17 +101,7 @@ def pack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pack]:
     shutil.copytree(SAMPLE, source)
     broken = source / "broken"
     broken.mkdir()
-    (broken / "z001.yaml").write_text(
-        yaml.safe_dump(
-            {
-                "id": "z001",
-                "setup": ["git init"],
-                "prompt": "p",
-                "expected": "e",
-                "scoring": {"type": "regex_match"},
-            }
-        )
-    )
+    write_fixture(broken, "z001", ["git init"], scoring={"type": "regex_match"})
     configs = write_configs(base / "configs", gold_noop_and(wrong=WRONG, doer=DOER))
     private_tmp = base / "tmp"
     private_tmp.mkdir()
@@ -103,10 +111,7 @@ def pack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pack]:
     with isolated(base), serve() as api:
         # The judge: the wrong answer scores low, gold's (the reference itself) high.
         api.replies = [Reply(WRONG_ANSWER, "0.1"), Reply(JUDGE_C002, "0.95")]
-        repo = new_repo(base / "repo")
-        repo.write("gitgauge.yaml", 'testCommand: "true"\nrun:\n  sandbox: bwrap\n')
-        repo.git("add", "gitgauge.yaml")
-        repo.git("commit", "-q", "-m", "gitgauge")
+        repo = configured_repo(base / "repo", 'testCommand: "true"\nrun:\n  sandbox: bwrap\n')
         root = repo.root
         env = dict(
             os.environ,
@@ -300,38 +305,23 @@ def test_check_lists_a_fixture_that_fails_its_own_gold_and_a_broken_setup_is_ski
     pack = tmp_path / "pack" / "config"
     pack.mkdir(parents=True)
     # Its expected command sets the value its assertion says it must not have: gold fails.
-    (pack / "g900.yaml").write_text(
-        yaml.safe_dump(
-            {
-                "id": "g900",
-                "setup": ["git init", "git commit -q --allow-empty -m start"],
-                "prompt": "Make pull rebase. Output ONLY the command.",
-                "expected": "git config pull.rebase false",
-                "scoring": {"type": "state_assertions"},
-                "expected_state": {
-                    "assertions": [{"type": "git_config", "key": "pull.rebase", "value": "true"}]
-                },
-            }
-        )
+    write_fixture(
+        pack,
+        "g900",
+        ["git init", "git commit -q --allow-empty -m start"],
+        prompt="Make pull rebase. Output ONLY the command.",
+        expected="git config pull.rebase false",
+        scoring={"type": "state_assertions"},
+        expected_state={
+            "assertions": [{"type": "git_config", "key": "pull.rebase", "value": "true"}]
+        },
     )
-    (pack / "g901.yaml").write_text(
-        yaml.safe_dump(
-            {
-                "id": "g901",
-                "setup": ["git init", "git checkout -q no-such-branch"],
-                "prompt": "p",
-                "expected": "e",
-            }
-        )
-    )
+    write_fixture(pack, "g901", ["git init", "git checkout -q no-such-branch"])
     # An llm_judge fixture whose judge answers no score: unscored, never passed or failed.
     judged = tmp_path / "pack" / "commit_messages"
     judged.mkdir()
     shutil.copy(SAMPLE / "commit_messages" / "c002-explain-rename.yaml", judged)
-    repo = new_repo(tmp_path / "repo")
-    repo.write("gitgauge.yaml", 'testCommand: "true"\n')
-    repo.git("add", "gitgauge.yaml")
-    repo.git("commit", "-q", "-m", "gitgauge")
+    repo = configured_repo(tmp_path / "repo", 'testCommand: "true"\n')
     gold = tmp_path / "gold.yaml"
     gold.write_text("name: gold\nadapter: gold\n")
     with serve() as api:

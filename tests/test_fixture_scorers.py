@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.fixture_tasks import judge, pair_state, probe, unit_fixture
 
-from gitgauge.kinds.fixture import answers, derive, prompts, scorers, state
+from gitgauge.kinds.fixture import answers, derive, prompts, state
 from gitgauge.kinds.fixture.derive import Expectation
 from gitgauge.kinds.fixture.format import parse_fixture
 from gitgauge.kinds.fixture.model import (
@@ -22,41 +23,15 @@ from gitgauge.kinds.fixture.model import (
     content_hash,
     task_id,
 )
-from gitgauge.kinds.fixture.verdict import PathState, RepoState, Verdict
+from gitgauge.kinds.fixture.verdict import PathState, RepoState
 
 SHA_A = "a" * 7 + "1" * 33
 SHA_B = "b" * 7 + "2" * 33
 
 
 def fixture(scoring: dict[str, Any] | None = None, **keys: Any) -> Fixture:
-    raw: dict[str, Any] = {
-        "id": "f001",
-        "setup": ["git init"],
-        "prompt": "Do it. Output ONLY the answer.",
-        "expected": "answer",
-        **keys,
-    }
-    if scoring is not None:
-        raw["scoring"] = scoring
-    return parse_fixture(raw, benchmark="unit", source="unit.yaml")
-
-
-def judge(
-    item: Fixture,
-    answer: str | None,
-    *,
-    mode: str = "text",
-    expectation: Expectation | None = None,
-    state: RepoState | None = None,
-    judge_score: float | None = None,
-) -> Verdict:
-    return scorers.score(
-        item,
-        mode=mode,  # type: ignore[arg-type]
-        answer=answer,
-        expectation=expectation or derive.expectation(item, {}),
-        state=state or RepoState(),
-        judge_score=judge_score,
+    return unit_fixture(
+        scoring, {"prompt": "Do it. Output ONLY the answer.", "expected": "answer", **keys}
     )
 
 
@@ -64,7 +39,7 @@ def judge(
 def _state(
     outputs: dict[str, tuple[int | None, str]] | None = None, /, **paths: PathState
 ) -> RepoState:
-    return RepoState(repository="/pair/repo", outputs=outputs or {}, paths=paths)
+    return pair_state(outputs, paths)
 
 
 CASES: dict[str, tuple[Fixture, Expectation | None, RepoState | None, str, str, str]] = {
@@ -340,14 +315,6 @@ def git(cwd: Path, *args: str) -> str:
     return done.stdout
 
 
-def probe_all(item: Fixture, cwd: Path) -> dict[str, tuple[int | None, str]]:
-    found: dict[str, tuple[int | None, str]] = {}
-    for name, command in derive.probes(item).items():
-        done = subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, text=True)
-        found[name] = (done.returncode, done.stdout)
-    return found
-
-
 @pytest.fixture
 def history(git_repo: Any) -> Any:
     git_repo.commit("Add parser", files={"parser.c": "p\n"})
@@ -360,11 +327,11 @@ def test_a_reflog_target_is_the_commit_the_ref_named_when_derived(history: Any) 
     lexer = git(root, "rev-parse", "HEAD").strip()
     git(root, "reset", "-q", "--hard", "HEAD~1")
     item = fixture({"type": "reflog_recovery", "ref": "HEAD@{1}"})
-    before = derive.expectation(item, probe_all(item, root))
+    before = derive.expectation(item, probe(item, root))
     assert before.hashes == (lexer,)
     # The agent's own recovery moves HEAD@{1}: derived now, it would name the parser commit.
     git(root, "reset", "-q", "--hard", "HEAD@{1}")
-    after = derive.expectation(item, probe_all(item, root))
+    after = derive.expectation(item, probe(item, root))
     assert after.hashes != (lexer,)
 
 
@@ -373,12 +340,12 @@ def test_a_hash_by_subject_a_bisect_target_and_a_selection_come_from_the_log(his
     shas = dict(line.split("\t")[::-1] for line in git(root, "log", "--format=%H\t%s").split("\n")
                 if line)  # fmt: skip
     item = fixture({"type": "commit_hash_by_subject", "subject": "Add parser"})
-    assert derive.expectation(item, probe_all(item, root)).hashes == (shas["Add parser"],)
+    assert derive.expectation(item, probe(item, root)).hashes == (shas["Add parser"],)
     selection = fixture({"type": "commit_selection"}, expected=["Add lexer", "Add parser"])
-    found = derive.expectation(selection, probe_all(selection, root))
+    found = derive.expectation(selection, probe(selection, root))
     assert found.hashes == (shas["Add lexer"], shas["Add parser"]) and not found.problems
     missing = fixture({"type": "bisect_regression", "subject": "Never made"})
-    assert derive.expectation(missing, probe_all(missing, root)).problems
+    assert derive.expectation(missing, probe(missing, root)).problems
 
 
 def test_a_stash_is_found_by_its_message_kept_or_dropped(history: Any) -> None:
@@ -388,10 +355,10 @@ def test_a_stash_is_found_by_its_message_kept_or_dropped(history: Any) -> None:
     (root / "lexer.c").write_text("verbose\n")
     git(root, "stash", "push", "-q", "-m", "logging")
     item = fixture({"type": "stash_recovery", "message": "half-done parser"})
-    kept = derive.expectation(item, probe_all(item, root))
+    kept = derive.expectation(item, probe(item, root))
     assert kept.refs == ("stash@{1}",) and len(kept.hashes) == 1
     git(root, "stash", "drop", "-q", "stash@{1}")
-    dropped = derive.expectation(item, probe_all(item, root))
+    dropped = derive.expectation(item, probe(item, root))
     assert dropped.hashes == kept.hashes and dropped.refs == ()
 
 
@@ -403,7 +370,7 @@ def test_a_self_check_replaces_the_static_expected_value(history: Any) -> None:
         },
         expected=5,
     )
-    found = derive.expectation(item, probe_all(item, history.root))
+    found = derive.expectation(item, probe(item, history.root))
     assert found.text == "2" and found.derived_from_self_check
     assert derive.transform("abcdef123456\n", "short_hash") == "abcdef1"
 

@@ -7,15 +7,14 @@ docs/guide/fixture-tasks.md; the derivations run on real repositories."""
 
 from __future__ import annotations
 
-import subprocess
 from typing import Any
 
 import pytest
+from helpers.fixture_tasks import PAIR_REPOSITORY, judge, pair_state, probe, unit_fixture
 from helpers.repos import GitRepo
 
-from gitgauge.kinds.fixture import derive, scorers
+from gitgauge.kinds.fixture import derive
 from gitgauge.kinds.fixture.derive import Expectation
-from gitgauge.kinds.fixture.format import parse_fixture
 from gitgauge.kinds.fixture.model import SCORER_TYPES, Fixture, FixtureProblem
 from gitgauge.kinds.fixture.verdict import PathState, RepoState, Verdict
 
@@ -34,25 +33,7 @@ NEEDS: dict[str, dict[str, Any]] = {
 
 
 def fixture(scoring: dict[str, Any], **keys: Any) -> Fixture:
-    raw = {"id": "f001", "setup": ["git init"], "prompt": "Do it.", "expected": "7", **keys}
-    return parse_fixture({**raw, "scoring": scoring}, benchmark="unit", source="unit.yaml")
-
-
-def judge(
-    item: Fixture,
-    answer: str,
-    expectation: Expectation | None = None,
-    state: RepoState | None = None,
-    *,
-    mode: str = "text",
-) -> Verdict:
-    return scorers.score(
-        item,
-        mode=mode,  # type: ignore[arg-type]
-        answer=answer,
-        expectation=expectation or derive.expectation(item, {}),
-        state=state or RepoState(repository="/pair/repo"),
-    )
+    return unit_fixture(scoring, {"prompt": "Do it.", "expected": "7", **keys})
 
 
 @pytest.mark.parametrize("kind", SCORER_TYPES)
@@ -115,7 +96,7 @@ def test_a_subject_several_commits_share_is_selected_by_any_of_their_hashes(
         repo.commit("WIP", files={"notes.txt": content})
     repo.commit("Add app", files={"app.py": "x = 1\n"})
     item = fixture({"type": "commit_selection"}, expected=["WIP"])
-    found = derive.expectation(item, _probe(item, repo.root))
+    found = derive.expectation(item, probe(item, repo.root))
     assert not found.problems and len(found.hashes) == 2
     assert judge(item, found.hashes[1][:8], found).passed is True
     assert judge(item, "Add app", found).passed is False
@@ -144,7 +125,7 @@ def test_branch_exists_names_its_branch_as_name_or_as_branch_never_both() -> Non
     listed = {state_branches(): (0, "main\nrelease\n")}
     for key in ("name", "branch"):
         item = _assertions({"type": "branch_exists", key: "release"})
-        assert judge(item, "", state=RepoState("/pair/repo", listed), mode="agent").passed
+        assert judge(item, "", state=pair_state(listed), mode="agent").passed
     with pytest.raises(FixtureProblem, match=r"assertions\.0: branch_exists needs the branch"):
         _assertions({"type": "branch_exists", "name": "release", "branch": "release"})
     with pytest.raises(FixtureProblem, match=r"assertions\.0: branch_exists needs the branch"):
@@ -156,7 +137,9 @@ def test_git_output_without_a_check_holds_on_exit_0_and_a_check_reads_stderr_too
     assert _agent(bare, outputs={"git rev-parse --verify v1.0": (0, "abc\n")}).passed is True
     assert _agent(bare, outputs={"git rev-parse --verify v1.0": (128, "")}).passed is False
     said = _assertions({"type": "git_output", "command": "git push", "contains": "up-to-date"})
-    state = RepoState("/pair/repo", {"git push": (0, "")}, {"git push": "Everything up-to-date\n"})
+    state = RepoState(
+        PAIR_REPOSITORY, {"git push": (0, "")}, {"git push": "Everything up-to-date\n"}
+    )
     assert judge(said, "", state=state, mode="agent").passed is True
 
 
@@ -195,7 +178,7 @@ def test_a_reflog_target_is_named_by_its_message_and_by_the_selector_it_had(
         {"type": "reflog_recovery", "threshold": 0.5, "accept_message": True},
         expected="Add third version - important changes",
     )
-    found = derive.expectation(item, _probe(item, repo.root))
+    found = derive.expectation(item, probe(item, repo.root))
     assert not found.problems and found.hashes == (lost,)
     assert "HEAD@{1}" in found.refs
     assert judge(item, "HEAD@{1}", found).passed is True
@@ -222,12 +205,12 @@ def test_a_stash_named_by_its_ref_is_the_stash_that_ref_named_before_the_agent(
         repo.write("file.txt", f"{work}\n")
         repo.git("stash", "push", "-q", "-m", work)
     item = fixture({"type": "stash_recovery", "threshold": 0.5}, expected="stash@{1}")
-    found = derive.expectation(item, _probe(item, repo.root))
+    found = derive.expectation(item, probe(item, repo.root))
     assert not found.problems and found.refs == ("stash@{1}",) and "older" in found.subjects[0]
     assert judge(item, "git stash apply stash@{1}", found).passed is True
     assert judge(item, "stash@{0}", found).passed is False
     none = fixture({"type": "stash_recovery"}, expected="stash@{5}")
-    assert "no stash@{5}" in derive.expectation(none, _probe(none, repo.root)).problems[0]
+    assert "no stash@{5}" in derive.expectation(none, probe(none, repo.root)).problems[0]
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -248,13 +231,4 @@ def _agent(
     outputs: dict[str, tuple[int | None, str]] | None = None,
     paths: dict[str, PathState] | None = None,
 ) -> Verdict:
-    state = RepoState("/pair/repo", outputs or {}, paths=paths or {})
-    return judge(item, "", state=state, mode="agent")
-
-
-def _probe(item: Fixture, repo: Any) -> dict[str, tuple[int | None, str]]:
-    found: dict[str, tuple[int | None, str]] = {}
-    for name, command in derive.probes(item).items():
-        done = subprocess.run(["bash", "-c", command], cwd=repo, capture_output=True, text=True)
-        found[name] = (done.returncode, done.stdout)
-    return found
+    return judge(item, "", state=pair_state(outputs, paths), mode="agent")

@@ -18,6 +18,7 @@ from helpers.cli import run_gitgauge
 from helpers.configs import agent_config, configs_args
 from helpers.demo import FIXED_PATTERN, SLUG_FILE, checkout_state, slug_task, write_gitgauge_yaml
 from helpers.fakes.claude import fake_claude_env, read_record
+from helpers.files import write_files
 from helpers.repos import GitRepo
 from helpers.results import load_result, only_run_dir
 
@@ -51,13 +52,15 @@ slug.write_text(slug.read_text().replace('r"[^a-z]+"', 'r"[^a-z0-9]+"'))
 
 
 def harness_sources(folder: Path) -> None:
-    (folder / "notes").mkdir(parents=True)
-    (folder / "notes" / "CLAUDE.md").write_text("Keep digits in slugs.\n", encoding="utf-8")
-    skill = folder / "skills" / "fix"
-    skill.mkdir(parents=True)
-    (skill / "SKILL.md").write_text("---\nname: fix\n---\nRun the tests.\n", encoding="utf-8")
-    (folder / "shared.md").write_text("shared text\n", encoding="utf-8")
-    (skill / "shared.md").symlink_to(folder / "shared.md")
+    write_files(
+        folder,
+        {
+            "notes/CLAUDE.md": "Keep digits in slugs.\n",
+            "skills/fix/SKILL.md": "---\nname: fix\n---\nRun the tests.\n",
+            "shared.md": "shared text\n",
+        },
+    )
+    (folder / "skills" / "fix" / "shared.md").symlink_to(folder / "shared.md")
 
 
 def test_the_harness_reaches_the_agent_and_stays_out_of_the_score(
@@ -137,10 +140,9 @@ printf 'import pytest\\ncollect_ignore_glob = ["*.py"]\\n' > conftest.py
 
 
 def test_a_harness_cannot_make_a_task_pass(demo: GitRepo, tmp_path: Path) -> None:
-    folder = tmp_path / "configs"
-    folder.mkdir()
-    (folder / "fixed_slug.py").write_text(FIXED_SLUG, encoding="utf-8")
-    (folder / "GAMING.md").write_text(GAMING_NOTES, encoding="utf-8")
+    folder = write_files(
+        tmp_path / "configs", {"fixed_slug.py": FIXED_SLUG, "GAMING.md": GAMING_NOTES}
+    )
     # The overlay itself is the fix: it is put back to base before the tests run.
     overlay_fix = agent_config(
         folder, "overlay-fix", adapter="script", command="true", files={SLUG_FILE: "fixed_slug.py"}
@@ -167,10 +169,10 @@ def test_a_harness_cannot_make_a_task_pass(demo: GitRepo, tmp_path: Path) -> Non
 def test_claude_code_gets_the_rendered_prompt_the_env_and_its_config_dir(
     demo: GitRepo, tmp_path: Path
 ) -> None:
-    folder = tmp_path / "configs"
-    (folder / "claude-home").mkdir(parents=True)
-    (folder / "claude-home" / "settings.json").write_text("{}\n", encoding="utf-8")
-    (folder / "CLAUDE.md").write_text("Keep digits.\n", encoding="utf-8")
+    folder = write_files(
+        tmp_path / "configs",
+        {"claude-home/settings.json": "{}\n", "CLAUDE.md": "Keep digits.\n"},
+    )
     fake = fake_claude_env(tmp_path, {"cost": 0.5})
     env = {**os.environ, **fake, "GG_TOKENS": "8000"}
     config = agent_config(
@@ -212,10 +214,10 @@ pathlib.Path(sys.argv[1], uuid.uuid4().hex + ".json").write_text(json.dumps(seen
 
 def test_config_dir_is_a_fresh_copy_per_pair(demo: GitRepo, tmp_path: Path) -> None:
     folder = tmp_path / "configs"
-    home_dir = folder / "claude-home"
-    (home_dir / "skills" / "fix").mkdir(parents=True)
-    (home_dir / "skills" / "fix" / "SKILL.md").write_text("Run the tests.\n", encoding="utf-8")
-    (home_dir / "settings.json").write_text('{"model": "opus"}\n', encoding="utf-8")
+    home_dir = write_files(
+        folder / "claude-home",
+        {"skills/fix/SKILL.md": "Run the tests.\n", "settings.json": '{"model": "opus"}\n'},
+    )
     login = tmp_path / "home" / ".claude" / ".credentials.json"  # the user's claude.ai login
     login.parent.mkdir(parents=True)
     login.write_text(json.dumps({"token": LOGIN}), encoding="utf-8")
@@ -262,11 +264,9 @@ def test_config_dir_is_a_fresh_copy_per_pair(demo: GitRepo, tmp_path: Path) -> N
 def test_compare_says_what_differs_and_resume_refuses_a_changed_harness(
     demo: GitRepo, tmp_path: Path
 ) -> None:
-    folder = tmp_path / "configs"
-    folder.mkdir()
-    (folder / "notes-a.md").write_text("one\ntwo\nthree\n", encoding="utf-8")
+    notes = {"notes-a.md": "one\ntwo\nthree\n", "notes-b.md": "one\nTWO\nthree\nfour\n"}
+    folder = write_files(tmp_path / "configs", notes)
     notes_b = folder / "notes-b.md"
-    notes_b.write_text("one\nTWO\nthree\nfour\n", encoding="utf-8")
     current = agent_config(
         folder, "current", adapter="script", command="true", model="sonnet",
         files={"CLAUDE.md": "notes-a.md"},
@@ -305,7 +305,7 @@ def test_compare_says_what_differs_and_resume_refuses_a_changed_harness(
     assert refused.returncode == 1
     assert f"{candidate}: changed since run" in refused.stderr
     assert "(CLAUDE.md (files) changed)" in refused.stderr
-    notes_b.write_text("one\nTWO\nthree\nfour\n", encoding="utf-8")
+    notes_b.write_text(notes["notes-b.md"], encoding="utf-8")
     Path(candidate).write_text(
         yaml.safe_dump({"name": "candidate", **tuned, "env": {"MAX_THINKING_TOKENS": "9000"}}),
         encoding="utf-8",
@@ -385,10 +385,9 @@ def test_a_harness_may_not_write_into_a_linked_directory(mined_demo: Path, tmp_p
 def test_a_bad_harness_is_refused_before_any_work(
     mined_demo: Path, tmp_path: Path, fields: dict[str, Any], message: str
 ) -> None:
-    folder = tmp_path / "configs"
-    (folder / "with-conftest").mkdir(parents=True)
-    (folder / "with-conftest" / "conftest.py").write_text("", encoding="utf-8")
-    (folder / "CLAUDE.md").write_text("notes\n", encoding="utf-8")
+    folder = write_files(
+        tmp_path / "configs", {"with-conftest/conftest.py": "", "CLAUDE.md": "notes\n"}
+    )
     config = agent_config(folder, "bad", **{"adapter": "script", "command": "true", **fields})
     runs = mined_demo / ".gitgauge" / "runs"
     before = sorted(runs.iterdir()) if runs.exists() else []

@@ -33,9 +33,11 @@ from helpers.hostile import (
     PATCHING_PACKAGE,
     PATCHING_TEST,
     STAND_IN_PYTEST,
-    TEST_AT_BASE,
     TEST_AT_FIX,
+    TEST_COMMAND,
+    first_files,
     stand_in,
+    suite_with_cheat,
 )
 from helpers.repos import GitRepo, new_repo
 
@@ -46,20 +48,14 @@ pytestmark = pytest.mark.slow
 def build(root: Path) -> GitRepo:
     repo = new_repo(root)
     repo.commit(
-        "Initial",
-        files={
-            ".gitignore": ".pytest_cache/\n.gitgauge/\n",
-            "calc.py": CALC,
-            "tests/conftest.py": "# shared fixtures live here\n",
-            "tests/test_calc.py": TEST_AT_BASE,
-        },
+        "Initial", files={**first_files(), "tests/conftest.py": "# shared fixtures live here\n"}
     )
     repo.commit(
         FIX_SUBJECT,
         files={"calc.py": CALC.replace("1", str(MAGIC)), "tests/test_calc.py": TEST_AT_FIX},
     )
     config = {
-        "testCommand": f"{sys.executable} -B -m pytest -q -p no:cacheprovider tests",
+        "testCommand": TEST_COMMAND,
         "timeouts": {"test": 60000, "setup": 60000, "adapter": 60000},
     }
     (root / "gitgauge.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
@@ -81,16 +77,13 @@ def mined(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def victim(mined: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[GitRepo]:
+def victim(mined: Path, private_tmp: Path) -> Iterator[GitRepo]:
     """A copy of the mined repository at ~/src/victim (an agent searching $HOME finds it unless
     the sandbox hides it), gitgauge's temporary directory private and checked empty after."""
     root = Path(os.environ["HOME"]) / "src" / "victim"
     shutil.copytree(mined, root, symlinks=True)
-    private = tmp_path / "tmp"
-    private.mkdir()
-    monkeypatch.setenv("TMPDIR", str(private))
     yield GitRepo(root)
-    assert sorted(p.name for p in private.iterdir()) == []
+    assert sorted(p.name for p in private_tmp.iterdir()) == []
 
 
 def user_state(repo: GitRepo) -> dict[str, Any]:
@@ -159,6 +152,14 @@ def assert_not_resolved(result: dict[str, Any], tmp_path: Path) -> None:
     assert not (tmp_path / "pwned").exists(), "the attack left a mark outside the sandbox"
 
 
+def unresolved_attack(victim: GitRepo, tmp_path: Path, script: str) -> dict[str, Any]:
+    """`attack`, whose pair must be UNRESOLVED in the sandbox, nothing left outside it."""
+    result = attack(victim, tmp_path, script)
+    assert_not_resolved(result, tmp_path)
+    assert result["status"] == "unresolved"
+    return result
+
+
 # 1. A `.git` file of its own whose config names an fsmonitor: gitgauge's own git after the
 #    agent would run it, outside the sandbox.
 FSMONITOR = f"""
@@ -180,9 +181,7 @@ with open(evil / "config", "a") as config:
 
 
 def test_1_a_git_directory_of_the_agents_own_runs_nothing(victim: GitRepo, tmp_path: Path) -> None:
-    result = attack(victim, tmp_path, FSMONITOR)
-    assert_not_resolved(result, tmp_path)
-    assert result["status"] == "unresolved"
+    unresolved_attack(victim, tmp_path, FSMONITOR)
 
 
 # 2. Alternates appended to its own git directory, and code the tests import that searches what
@@ -225,9 +224,7 @@ pathlib.Path("calc.py").write_text({SEARCH!r})
 def test_2_alternates_the_agent_wrote_expose_nothing_to_the_tests(
     victim: GitRepo, tmp_path: Path
 ) -> None:
-    result = attack(victim, tmp_path, ALTERNATES)
-    assert_not_resolved(result, tmp_path)
-    assert result["status"] == "unresolved"
+    unresolved_attack(victim, tmp_path, ALTERNATES)
 
 
 # 3. The hidden repository's path read from mountinfo, written into `.git`; code the tests import
@@ -265,9 +262,7 @@ if found:
 def test_3_a_git_file_pointing_at_the_users_repository_changes_nothing_there(
     victim: GitRepo, tmp_path: Path
 ) -> None:
-    result = attack(victim, tmp_path, MOUNTINFO)
-    assert_not_resolved(result, tmp_path)
-    assert result["status"] == "unresolved"
+    result = unresolved_attack(victim, tmp_path, MOUNTINFO)
     assert str(victim.root) in (result["logs"] / "agent.stdout").read_text()  # it knew the path
     assert not (victim.root / ".git" / "hooks" / "pre-commit").exists()
 
@@ -282,9 +277,7 @@ for flag in ("--skip-worktree", "--assume-unchanged"):
 
 
 def test_4_index_flags_do_not_hide_an_edit_from_protection(victim: GitRepo, tmp_path: Path) -> None:
-    result = attack(victim, tmp_path, SKIP_WORKTREE)
-    assert_not_resolved(result, tmp_path)
-    assert result["status"] == "unresolved"
+    result = unresolved_attack(victim, tmp_path, SKIP_WORKTREE)
     assert result["reverted"] == ["tests/conftest.py"]
     assert result["diffFiles"] == 1
 
@@ -301,9 +294,7 @@ pathlib.Path(".gitignore").write_text(pathlib.Path(".gitignore").read_text() + "
 
 
 def test_6_ignored_files_never_reach_the_grader(victim: GitRepo, tmp_path: Path) -> None:
-    result = attack(victim, tmp_path, IGNORED_CONFTEST)
-    assert_not_resolved(result, tmp_path)
-    assert result["status"] == "unresolved"
+    result = unresolved_attack(victim, tmp_path, IGNORED_CONFTEST)
     assert result["reverted"] == ["tests/conftest.py"]  # tracked: ignoring it hides nothing
     patch = (result["logs"] / "agent.patch").read_text()
     assert "diff --git a/conftest.py" not in patch  # the ignored file is not part of the patch
@@ -321,9 +312,7 @@ py_compile.compile(str(cheat), cfile=str(target), dfile="calc.py",
 
 
 def test_7_bytecode_never_crosses_to_the_grader(victim: GitRepo, tmp_path: Path) -> None:
-    result = attack(victim, tmp_path, PYC)
-    assert_not_resolved(result, tmp_path)
-    assert result["status"] == "unresolved"
+    result = unresolved_attack(victim, tmp_path, PYC)
     assert result["diffFiles"] == 0
 
 
@@ -358,7 +347,7 @@ echo searched "$dir"
 
 
 def test_8_an_agent_installed_beside_the_repository_does_not_expose_it(
-    mined: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    mined: Path, tmp_path: Path, private_tmp: Path
 ) -> None:
     beside = tmp_path / "ci"
     repo = GitRepo(beside / "victim")
@@ -371,9 +360,6 @@ def test_8_an_agent_installed_beside_the_repository_does_not_expose_it(
     config.write_text(
         yaml.safe_dump({"name": "beside", "adapter": "script", "command": str(agent)})
     )
-    private = tmp_path / "tmp"
-    private.mkdir()
-    monkeypatch.setenv("TMPDIR", str(private))
     before = user_state(repo)
     ran = run_gitgauge("run", "-c", str(config), cwd=repo.root)
     assert ran.returncode == 0, ran.stderr
@@ -415,7 +401,7 @@ SPY = 'for c in "$TMPDIR"/gitgauge-hist-*/*.git; do git --git-dir="$c" rev-list 
 
 
 def test_11_no_copy_holds_a_later_fix_while_an_earlier_task_runs(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, private_tmp: Path
 ) -> None:
     repo = new_repo(tmp_path / "same-second")
     stamp = "2024-01-01T00:00:00+00:00"
@@ -439,9 +425,6 @@ def test_11_no_copy_holds_a_later_fix_while_an_earlier_task_runs(
             commit(f"fix: value {number}", {"value.txt": f"{number}\n", "t/want": f"{number}\n"})
         )
     (repo.root / "gitgauge.yaml").write_text("testCommand: sh check.sh\nmine:\n  reruns: 0\n")
-    private = tmp_path / "tmp"
-    private.mkdir()
-    monkeypatch.setenv("TMPDIR", str(private))
     mined = run_gitgauge("mine", cwd=repo.root)
     assert mined.returncode == 0, mined.stderr
     tasks = {yaml.safe_load(p.read_text())["fix"]: yaml.safe_load(p.read_text())["id"]
@@ -503,15 +486,12 @@ def _tool_repo(root: Path, suite: str) -> GitRepo:
 
 
 def test_a_suite_that_writes_caches_in_home_and_node_modules_passes_in_the_sandbox(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, private_tmp: Path
 ) -> None:
     require_bwrap()
     home = Path(os.environ["HOME"])
     (home / ".cache" / "pip").mkdir(parents=True)
     repo = _tool_repo(tmp_path / "tool", WRITER)
-    private = tmp_path / "tmp"
-    private.mkdir()
-    monkeypatch.setenv("TMPDIR", str(private))
     mined = run_gitgauge("mine", cwd=repo.root)
     assert mined.returncode == 0, mined.stderr
     assert "verified" in mined.stdout, mined.stdout  # mined in the sandbox
@@ -526,11 +506,11 @@ def test_a_suite_that_writes_caches_in_home_and_node_modules_passes_in_the_sandb
     assert sorted(p.name for p in home.iterdir() if p.name.startswith(".spawn-wrap")) == []
     assert sorted(p.name for p in (home / ".cache").iterdir()) == ["pip"]
     assert sorted(p.name for p in (repo.root / "node_modules").iterdir()) == ["left-pad"]
-    assert sorted(private.iterdir()) == []
+    assert sorted(private_tmp.iterdir()) == []
 
 
 def test_a_suite_that_fails_only_in_the_sandbox_is_reported_at_mine_time(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, private_tmp: Path
 ) -> None:
     require_bwrap()
     state = Path(os.environ["HOME"]) / ".toolstate"
@@ -543,9 +523,6 @@ def test_a_suite_that_fails_only_in_the_sandbox_is_reported_at_mine_time(
         "sys.exit(0 if pathlib.Path('value.txt').read_text().strip() == want else 1)\n"
     )
     repo = _tool_repo(tmp_path / "tool", writer)
-    private = tmp_path / "tmp"
-    private.mkdir()
-    monkeypatch.setenv("TMPDIR", str(private))
     mined = run_gitgauge("mine", cwd=repo.root)
     assert mined.returncode == 0, mined.stderr
     assert "fails in the sandbox" in mined.stdout, mined.stdout
@@ -610,9 +587,7 @@ def test_the_users_own_change_to_the_checkout_during_a_pair_is_not_blamed_on_the
 def test_row_1_a_root_pytest_py_does_not_stand_in_for_pytest(
     victim: GitRepo, tmp_path: Path
 ) -> None:
-    result = attack(victim, tmp_path, STAND_IN_PYTEST)
-    assert_not_resolved(result, tmp_path)
-    assert result["status"] == "unresolved"
+    result = unresolved_attack(victim, tmp_path, STAND_IN_PYTEST)
     assert list(result["dropped"]) == ["pytest.py"]
     assert "stands in for the module `pytest`" in result["dropped"]["pytest.py"]
     assert "pytest.py" in result["stdout"]  # the finished pair's line says what was dropped
@@ -627,9 +602,7 @@ def test_row_2_a_module_named_like_one_pytest_imports_is_dropped(
     victim: GitRepo, tmp_path: Path, module: str, package: bool
 ) -> None:
     """Asked of the interpreter, not a list: pluggy is named in no document of gitgauge's."""
-    result = attack(victim, tmp_path, stand_in(module, package=package))
-    assert_not_resolved(result, tmp_path)
-    assert result["status"] == "unresolved"
+    result = unresolved_attack(victim, tmp_path, stand_in(module, package=package))
     path = f"{module}/__init__.py" if package else f"{module}.py"
     assert list(result["dropped"]) == [path]
     assert f"stands in for the module `{module}`" in result["dropped"][path]
@@ -644,9 +617,7 @@ def test_row_2_a_module_named_like_one_pytest_imports_is_dropped(
 def test_row_3_a_new_test_file_that_patches_the_code_is_dropped(
     victim: GitRepo, tmp_path: Path, script: str, path: str
 ) -> None:
-    result = attack(victim, tmp_path, script)
-    assert_not_resolved(result, tmp_path)
-    assert result["status"] == "unresolved"
+    result = unresolved_attack(victim, tmp_path, script)
     assert list(result["dropped"]) == [path]
 
 
@@ -655,19 +626,7 @@ def test_the_cheats_of_rows_1_to_3_work_where_nothing_drops_them(tmp_path: Path)
     for number, script in enumerate(
         [STAND_IN_PYTEST, stand_in("iniconfig"), stand_in("pluggy", package=True), PATCHING_TEST]
     ):
-        folder = tmp_path / f"plain-{number}"
-        folder.mkdir()
-        (folder / "calc.py").write_text(CALC)
-        (folder / "tests").mkdir()
-        (folder / "tests" / "test_calc.py").write_text(TEST_AT_FIX)
-        done = subprocess.run([sys.executable, "-c", script], cwd=folder, capture_output=True)
-        assert done.returncode == 0, done.stderr
-        suite = subprocess.run(
-            [sys.executable, "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
-            cwd=folder,
-            capture_output=True,
-            text=True,
-        )
+        suite = suite_with_cheat(tmp_path / f"plain-{number}", CALC, TEST_AT_FIX, script)
         assert suite.returncode == 0, (number, suite.stdout)
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,9 +24,11 @@ from helpers.hostile import (
     MAGIC,
     PATCHING_TEST,
     STAND_IN_PYTEST,
-    TEST_AT_BASE,
     TEST_AT_FIX,
+    TEST_COMMAND,
+    first_files,
     stand_in,
+    suite_with_cheat,
 )
 from helpers.repos import GitRepo, new_repo
 
@@ -48,7 +49,6 @@ def test_every_kind_graded_by_the_suite_is_attacked() -> None:
     assert graded == set(ATTACKED)
 
 
-TEST_COMMAND = f"{sys.executable} -B -m pytest -q -p no:cacheprovider tests"
 CHEATS = {
     "pytest.py": STAND_IN_PYTEST,
     "iniconfig.py": stand_in("iniconfig"),
@@ -57,6 +57,9 @@ CHEATS = {
     f"'import calc\\ncalc.magic = lambda: {MAGIC}\\n')\n",
 }
 """What each hostile patch adds (the file dropped), and the script that adds it."""
+TEST_AT_ONE = TEST_AT_FIX.replace(str(MAGIC), "1")
+"""A test that `magic()` returns 1, the number before the answer: what EXPECT_OLD puts back, and
+the chain's test all along."""
 
 
 def _configs(folder: Path, scripts: dict[str, str]) -> list[str]:
@@ -88,7 +91,6 @@ def _results(root: Path) -> dict[str, dict[str, Any]]:
 
 # -- a merge task ------------------------------------------------------------------------------
 
-CALC_BASE = "def magic():\n    return 1\n"
 CALC_OURS = "def magic():\n    # the number of the answer\n    return 1\n"
 CALC_THEIRS = f"def magic():\n    return {MAGIC}\n"
 CALC_MERGED = f"def magic():\n    # the number of the answer\n    return {MAGIC}\n"
@@ -97,10 +99,7 @@ import subprocess
 subprocess.run(["git", "checkout", "--ours", "calc.py"], check=True)
 subprocess.run(["git", "add", "calc.py"], check=True)
 """
-EXPECT_OLD = (
-    "import pathlib\n"
-    f"pathlib.Path('tests/test_calc.py').write_text({TEST_AT_FIX.replace(str(MAGIC), '1')!r})\n"
-)
+EXPECT_OLD = f"import pathlib\npathlib.Path('tests/test_calc.py').write_text({TEST_AT_ONE!r})\n"
 HONEST_MERGE = (
     "import pathlib, subprocess\n"
     "pathlib.Path('answer.py').write_text('def number():\\n    return " + str(MAGIC) + "\\n')\n"
@@ -120,14 +119,7 @@ def merge_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, A
         repo = _isolated_repo(base, patch)
         root = repo.root
         config = {"testCommand": TEST_COMMAND, "timeouts": {"test": 60000, "adapter": 60000}}
-        repo.commit(
-            "Initial",
-            files={
-                ".gitignore": ".pytest_cache/\n.gitgauge/\ngitgauge.yaml\n",
-                "calc.py": CALC_BASE,
-                "tests/test_calc.py": TEST_AT_BASE,
-            },
-        )
+        repo.commit("Initial", files=first_files(ignored="gitgauge.yaml\n"))
         repo.git("checkout", "-q", "-b", "answer")
         repo.commit(
             "Give the answer", files={"calc.py": CALC_THEIRS, "tests/test_calc.py": TEST_AT_FIX}
@@ -231,15 +223,7 @@ def chain_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, A
     with pytest.MonkeyPatch.context() as patch:
         repo = _isolated_repo(base, patch)
         root = repo.root
-        tests = "from calc import magic\n\n\ndef test_magic():\n    assert magic() == 1\n"
-        repo.commit(
-            "Initial",
-            files={
-                ".gitignore": ".pytest_cache/\n.gitgauge/\ngitgauge.yaml\n",
-                "calc.py": "def magic():\n    return 1\n",
-                "tests/test_calc.py": tests,
-            },
-        )
+        repo.commit("Initial", files=first_files(ignored="gitgauge.yaml\n", test=TEST_AT_ONE))
         for subject, text in CHAIN:
             repo.commit(subject, files={"calc.py": text})
         repo.commit("Add a readme", files={"README": "calc\n"})
@@ -344,15 +328,7 @@ def test_chain_cheats_pass_the_broken_commit_where_nothing_drops_them(tmp_path: 
     """Each cheat of the chain tests is real: laid over the broken commit, the suite passes."""
     for number, (name, script) in enumerate(CHEATS.items()):
         folder = tmp_path / f"plain-{number}"
-        (folder / "tests").mkdir(parents=True)
-        (folder / "calc.py").write_text("def magic():\n    raise SystemExit(1)\n")
-        (folder / "tests" / "test_calc.py").write_text(
-            "from calc import magic\n\n\ndef test_magic():\n    assert magic() == 1\n"
-        )
-        done = subprocess.run(
-            [sys.executable, "-c", script.replace(str(MAGIC), "1")], cwd=folder, capture_output=True
-        )
-        assert done.returncode == 0, done.stderr
-        suite = subprocess.run(TEST_COMMAND, shell=True, cwd=folder, capture_output=True, text=True)
+        broken = "def magic():\n    raise SystemExit(1)\n"
+        suite = suite_with_cheat(folder, broken, TEST_AT_ONE, script.replace(str(MAGIC), "1"))
         assert suite.returncode == 0, (name, suite.stdout)
         assert os.path.exists(folder / name)

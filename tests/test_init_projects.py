@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 import yaml
 from helpers.cli import run_gitgauge
-from helpers.components import require
 from helpers.environment import isolated
+from helpers.js_words import MOCHA_EXTRA, MOCHA_WORDS, commit_words, js_runners, linked_repo
 from helpers.repos import GitRepo, new_repo
 from helpers.results import load_tasks
 from helpers.wheels import write_wheel
@@ -34,7 +34,6 @@ from helpers.wheels import write_wheel
 # End to end: the real CLI, pip, node's runners; `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
 
-RUNNERS_ENV = "GITGAUGE_JS_RUNNERS"
 WORDS_MODULE = "def split(text):\n    return text.split()\n"
 
 MEAN_BUGGY = "def mean(values):\n    return sum(values) / (len(values) - 1)\n"
@@ -42,16 +41,6 @@ MEAN_FIXED = "def mean(values):\n    return sum(values) / len(values)\n"
 COUNT_BUGGY = "import ggwords\n\n\ndef count(text):\n    return len(text.split(' '))\n"
 COUNT_FIXED = "import ggwords\n\n\ndef count(text):\n    return len(ggwords.split(text))\n"
 
-JS_BUGGY = "exports.count = (s) => s.split(' ').length;\n"
-JS_FIXED = "exports.count = (s) => s.split(' ').filter(Boolean).length;\n"
-MOCHA_TEST = """\
-const assert = require('assert');
-const { count } = require('../src/words.js');
-describe('count', () => {
-  it('counts words', () => assert.strictEqual(count('a b'), 2));
-EXTRA});
-"""
-MOCHA_EXTRA = "  it('ignores extra spaces', () => assert.strictEqual(count(' a  b '), 2));\n"
 TAPE_TEST = """\
 const test = require('tape');
 const { count } = require('../src/words.js');
@@ -215,37 +204,13 @@ def test_test_dependencies_only_declared_get_an_environment_of_their_own(
     assert_verified_and_gold_resolves(walked)
 
 
-def js_runners() -> Path:
-    folder = os.environ.get(RUNNERS_ENV)
-    modules = Path(folder) / "node_modules" if folder else None
-    found = modules is not None and all(
-        (modules / name / "package.json").is_file() for name in ("mocha", "tape")
-    )
-    require(found, f"node, and mocha and tape in ${RUNNERS_ENV}/node_modules")
-    assert modules is not None
-    return modules
-
-
 def js_project(tmp_path: Path, package: dict[str, Any], test: tuple[str, str, str]) -> Walked:
-    modules = js_runners()
+    modules = js_runners("node")
     with isolated(tmp_path):
         env = dict(base_env(tmp_path), npm_config_offline="true")
-        repo = new_repo(tmp_path / "words")
-        (repo.root / "node_modules").symlink_to(modules, target_is_directory=True)
-        path, text, extra = test
-        repo.commit(
-            "Initial words",
-            files={
-                ".gitignore": "node_modules\n",
-                "package.json": json.dumps(package, indent=2) + "\n",
-                "src/words.js": JS_BUGGY,
-                path: text.replace("EXTRA", ""),
-            },
-        )
-        fix = repo.commit(
-            "Fix word count with extra spaces",
-            files={"src/words.js": JS_FIXED, path: text.replace("EXTRA", extra)},
-        )
+        repo = linked_repo(tmp_path / "words", modules)
+        package_json = {"package.json": json.dumps(package, indent=2) + "\n"}
+        fix = commit_words(repo, "Initial words", package_json, test)
         return walk(repo, env, fix)
 
 
@@ -257,7 +222,7 @@ def test_a_mocha_project_runs_mocha_alone_with_its_xunit_reporter(tmp_path: Path
         "scripts": {"pretest": "eslint .", "test": "mocha --reporter dot test/"},
         "devDependencies": {"mocha": "11.7.5"},
     }
-    walked = js_project(tmp_path, package, ("test/words.spec.js", MOCHA_TEST, MOCHA_EXTRA))
+    walked = js_project(tmp_path, package, ("test/words.spec.js", MOCHA_WORDS, MOCHA_EXTRA))
 
     assert walked.config["testCommand"] == (
         "node_modules/.bin/mocha test/ --reporter xunit "

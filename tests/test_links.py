@@ -52,20 +52,35 @@ def _write_config(repo: GitRepo, test_command: str, link: list[str]) -> None:
     (repo.root / "gitgauge.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
 
 
-def _pip_install_editable(repo: GitRepo) -> None:
-    """A real `pip install -e` of both packages into `.venv` (no network: the build backend is
-    the test environment's setuptools)."""
+def editable_project(
+    root: Path,
+    ignored: str,
+    commits: dict[str, dict[str, str | bytes | None]],
+    projects: tuple[str, ...] = (".",),
+) -> GitRepo:
+    """A repository at `root` with a commit per entry of `commits` (subject -> its files), the
+    first also adding a check that checks nothing and a .gitignore of `ignored`; its `projects`
+    (folders) installed by a real `pip install -e` into a linked `.venv` (no network: the build
+    backend is the test environment's setuptools)."""
+    repo = new_repo(root)
+    (subject, files), *fixes = commits.items()
+    check_base = {"tests/check_base.py": "print('nothing checked yet')\n"}
+    repo.commit(subject, files={".gitignore": ignored, **files, **check_base})
+    for subject, fixed in fixes:
+        repo.commit(subject, files=fixed)
     venv = repo.root / ".venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    flat = str(repo.root / "flat")
+    editable = [arg for project in projects for arg in ("-e", str(repo.root / project))]
     subprocess.run(
         [
             sys.executable, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps",
-            "--no-index", "--prefix", str(venv), "-e", str(repo.root), "-e", flat,
+            "--no-index", "--prefix", str(venv), *editable,
         ],
         check=True,
         capture_output=True,
     )  # fmt: skip
+    _write_config(repo, TEST_COMMAND, [".venv"])
+    return repo
 
 
 def gold_and_noop_rows(repo: GitRepo, env: dict[str, str]) -> dict[str, dict[str, Any]]:
@@ -86,36 +101,28 @@ def python_project(tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
     """src/srcpkg (src layout) and flat/flatpkg (flat layout), each with a bug fixed later."""
     base = tmp_path_factory.mktemp("editable")
     with isolated(base):
-        repo = new_repo(base / "repo")
-        repo.commit(
-            "Add the packages",
-            files={
-                ".gitignore": ".venv/\n*.egg-info/\n__pycache__/\ngitgauge.yaml\n",
-                "pyproject.toml": SRC_PYPROJECT,
-                "src/srcpkg/__init__.py": "def double(x):\n    return x + 2\n",
-                "flat/pyproject.toml": FLAT_PYPROJECT,
-                "flat/flatpkg/__init__.py": "def half(x):\n    return x - 2\n",
-                "tests/check_base.py": "print('nothing checked yet')\n",
+        return editable_project(
+            base / "repo",
+            ".venv/\n*.egg-info/\n__pycache__/\ngitgauge.yaml\n",
+            {
+                "Add the packages": {
+                    "pyproject.toml": SRC_PYPROJECT,
+                    "src/srcpkg/__init__.py": "def double(x):\n    return x + 2\n",
+                    "flat/pyproject.toml": FLAT_PYPROJECT,
+                    "flat/flatpkg/__init__.py": "def half(x):\n    return x - 2\n",
+                },
+                # One fix per layout: each is verified only if its own redirection works.
+                "Fix srcpkg.double": {
+                    "src/srcpkg/__init__.py": "def double(x):\n    return 2 * x\n",
+                    "tests/check_src.py": CHECK_SRC,
+                },
+                "Fix flatpkg.half": {
+                    "flat/flatpkg/__init__.py": "def half(x):\n    return x // 2\n",
+                    "tests/check_flat.py": CHECK_FLAT,
+                },
             },
+            (".", "flat"),
         )
-        # One fix per layout: each is verified only if its own redirection works.
-        repo.commit(
-            "Fix srcpkg.double",
-            files={
-                "src/srcpkg/__init__.py": "def double(x):\n    return 2 * x\n",
-                "tests/check_src.py": CHECK_SRC,
-            },
-        )
-        repo.commit(
-            "Fix flatpkg.half",
-            files={
-                "flat/flatpkg/__init__.py": "def half(x):\n    return x // 2\n",
-                "tests/check_flat.py": CHECK_FLAT,
-            },
-        )
-        _pip_install_editable(repo)
-        _write_config(repo, TEST_COMMAND, [".venv"])
-        return repo
 
 
 def test_the_editable_install_points_into_the_checkout(python_project: GitRepo) -> None:
@@ -279,34 +286,20 @@ def test_a_flat_layout_at_the_repository_root_is_redirected_to_each_worktree(
     """`calc.py` next to `pyproject.toml`, installed editable into a linked `.venv`: the import
     root is the repository's root, which git tracks (`:(top).` matched nothing on git 2.39 and
     the install was refused as "git does not track")."""
-    repo = new_repo(tmp_path / "repo")
-    repo.commit(
-        "Add calc",
-        files={
-            ".gitignore": ".venv/\n*.egg-info/\n__pycache__/\nbuild/\ngitgauge.yaml\n",
-            "pyproject.toml": ROOT_PYPROJECT,
-            "calc.py": "def half(x):\n    return x - 2\n",
-            "tests/check_base.py": "print('nothing checked yet')\n",
+    repo = editable_project(
+        tmp_path / "repo",
+        ".venv/\n*.egg-info/\n__pycache__/\nbuild/\ngitgauge.yaml\n",
+        {
+            "Add calc": {
+                "pyproject.toml": ROOT_PYPROJECT,
+                "calc.py": "def half(x):\n    return x - 2\n",
+            },
+            "Fix calc.half": {
+                "calc.py": "def half(x):\n    return x // 2\n",
+                "tests/check_calc.py": "import calc\nassert calc.half(10) == 5, calc.__file__\n",
+            },
         },
     )
-    repo.commit(
-        "Fix calc.half",
-        files={
-            "calc.py": "def half(x):\n    return x // 2\n",
-            "tests/check_calc.py": "import calc\nassert calc.half(10) == 5, calc.__file__\n",
-        },
-    )
-    venv = repo.root / ".venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    subprocess.run(
-        [
-            sys.executable, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps",
-            "--no-index", "--prefix", str(venv), "-e", str(repo.root),
-        ],
-        check=True,
-        capture_output=True,
-    )  # fmt: skip
-    _write_config(repo, TEST_COMMAND, [".venv"])
     assert links.inspect(repo.root, [".venv"]).python_paths == [""]
 
     mined = run_gitgauge("mine", cwd=repo.root, env=mine_env(tmp_path / "journal.jsonl"))

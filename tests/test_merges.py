@@ -23,7 +23,8 @@ from helpers.fakes.anthropic_api import serve as serve_anthropic
 from helpers.fakes.messages_api import Rule, serve
 from helpers.repos import TEST_COMMAND, GitRepo
 from helpers.repos.merges import MergeRepo, build_merge_repo
-from helpers.results import Watched, journal_and_tmp
+from helpers.repos.watch import watch
+from helpers.results import Watched
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
@@ -66,19 +67,13 @@ class Mined(Watched):
 @pytest.fixture(scope="module")
 def mined(tmp_path_factory: pytest.TempPathFactory) -> Mined:
     base = tmp_path_factory.mktemp("merges")
-    journal, private_tmp = journal_and_tmp(base)
     with isolated(base):
         built = build_merge_repo(base / "repo")
         root = built.root
         agents = gold_noop_and(ours=OURS, cheater=CHEATER, aborter="git merge --abort; true")
         configs = write_configs(base / "configs", agents)
-        before = GitRepo(root).snapshot()
-        env = dict(
-            os.environ,
-            TMPDIR=str(private_tmp),
-            MERGE_JOURNAL=str(journal),
-            MERGE_SHAS=" ".join(built.merges.values()),
-        )
+        watching = watch(base, root, "MERGE_JOURNAL", MERGE_SHAS=" ".join(built.merges.values()))
+        env = watching.env
         mine = run_gitgauge("mine", "--merges", cwd=root, env=env)
         assert mine.returncode == 0, mine.stderr
         # No sandbox: the cheater writes its journal outside the workspace, and what this
@@ -90,7 +85,7 @@ def mined(tmp_path_factory: pytest.TempPathFactory) -> Mined:
         assert report.returncode == 0, report.stderr
         mixed = run_gitgauge("compare", "noop", "gold", cwd=root, env=env)
         merge_only = run_gitgauge("compare", "noop", "gold", "--kind", "merge", cwd=root, env=env)
-        after = GitRepo(root).snapshot()
+        watched = watching.done()
     by_sha = {sha: scenario for scenario, sha in built.merges.items()}
     tasks: dict[str, dict[str, Any]] = {}
     ids: dict[str, str] = {}
@@ -110,10 +105,7 @@ def mined(tmp_path_factory: pytest.TempPathFactory) -> Mined:
         results=results,
         report=report.stdout,
         compare=(mixed, merge_only),
-        journal=journal,
-        before=before,
-        after=after,
-        temp_left=sorted(p.name for p in private_tmp.iterdir()),
+        **watched,
     )
 
 

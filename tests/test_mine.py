@@ -15,7 +15,7 @@ import pytest
 from helpers.cli import run_gitgauge, start_in_background
 from helpers.environment import isolated
 from helpers.processes import pid_alive, wait_for_file, wait_until_gone
-from helpers.repos import GitRepo, new_repo
+from helpers.repos import RELEASE_BRANCHES, GitRepo, new_repo, pick_to_release_branches
 from helpers.repos.sample import (
     BROKEN_RUN_TESTS_SH,
     BROKEN_SETUP_PY,
@@ -25,7 +25,7 @@ from helpers.repos.sample import (
     SETUP_PY,
     TEST_COMMAND,
     Fix,
-    add_then_fix,
+    OneLineFix,
     checkout_state,
     leftovers,
     mine_env,
@@ -51,6 +51,13 @@ HOSTILE_BODY = (
     "ünïcödé ✓ 버그 %s %(x)s \\n"
 )
 TEST_TIMEOUT_MS = 3000
+CLAMP = OneLineFix(
+    "clamp(x, lo, hi)", "max(lo, x)", "min(hi, max(lo, x))", "upper", "clamp(15, 0, 10) == 10"
+)
+NEGATE = OneLineFix("negate(x)", "x", "-x", "sign", "negate(3) == -3")
+DOUBLE = OneLineFix("double(x)", "x + x + 1", "x + x", "double", "double(2) == 4")
+TOTAL = OneLineFix("total(xs)", "xs[0] + total(xs[1:])", "sum(xs)", "empty", "total([]) == 0")
+QUOTE = OneLineFix("quote(s)", "'\"' + s", "'\"' + s + '\"'", "empty", "quote('') == '\"\"'")
 
 
 @dataclass
@@ -83,35 +90,16 @@ def build_history(repo: GitRepo, child_pid_file: Path) -> dict[str, str]:
     shas: dict[str, str] = {}
     shas["root"] = repo.commit("Initial layout", files=sample_root_files())
 
-    clamp = add_then_fix(
+    shas["rich"] = CLAMP.commit(
         repo,
-        name="clamp",
-        buggy="def clamp(x, lo, hi):\n    return max(lo, x)\n",
-        fixed="def clamp(x, lo, hi):\n    return min(hi, max(lo, x))\n",
-        test="from clamp import clamp\n\n\ndef test_upper():\n    assert clamp(15, 0, 10) == 10\n",
-        subject="fix(clamp): respect the upper bound",
-        body="clamp(15, 0, 10) returned 15: the upper bound was never applied.\n\n"
+        "fix(clamp): respect the upper bound",
+        "clamp(15, 0, 10) returned 15: the upper bound was never applied.\n\n"
         "Cap the value with min(hi, ...).",
-    )
-    shas["rich"] = clamp.fix
-    shas["title-only-39"] = add_then_fix(
-        repo,
-        name="negate",
-        buggy="def negate(x):\n    return x\n",
-        fixed="def negate(x):\n    return -x\n",
-        test="from negate import negate\n\n\ndef test_sign():\n    assert negate(3) == -3\n",
-        subject="Fix negate returning its input",
-        body=TITLE_ONLY_BODY,
     ).fix
-    shas["rich-40"] = add_then_fix(
-        repo,
-        name="double",
-        buggy="def double(x):\n    return x + x + 1\n",
-        fixed="def double(x):\n    return x + x\n",
-        test="from double import double\n\n\ndef test_double():\n    assert double(2) == 4\n",
-        subject="bugfix: double adds one too many",
-        body=RICH_BODY,
+    shas["title-only-39"] = NEGATE.commit(
+        repo, "Fix negate returning its input", TITLE_ONLY_BODY
     ).fix
+    shas["rich-40"] = DOUBLE.commit(repo, "bugfix: double adds one too many", RICH_BODY).fix
 
     # The parent's suite with the fix's test hangs: that counts as failing (baseTimedOut).
     repo.commit(
@@ -323,23 +311,8 @@ def build_history(repo: GitRepo, child_pid_file: Path) -> dict[str, str]:
     repo.git("merge", "-q", "--no-ff", "-m", "Merge topic: fix the docs bug", "topic")
     shas["merge"] = repo.git("rev-parse", "HEAD").strip()
 
-    shas["korean"] = add_then_fix(
-        repo,
-        name="total",
-        buggy="def total(xs):\n    return xs[0] + total(xs[1:])\n",
-        fixed="def total(xs):\n    return sum(xs)\n",
-        test="from total import total\n\n\ndef test_empty():\n    assert total([]) == 0\n",
-        subject="합계 버그 수정",
-    ).fix
-    hostile: Fix = add_then_fix(
-        repo,
-        name="quote",
-        buggy="def quote(s):\n    return '\"' + s\n",
-        fixed="def quote(s):\n    return '\"' + s + '\"'\n",
-        test="from quote import quote\n\n\ndef test_empty():\n    assert quote('') == '\"\"'\n",
-        subject=HOSTILE_SUBJECT,
-        body=HOSTILE_BODY,
-    )
+    shas["korean"] = TOTAL.commit(repo, "합계 버그 수정").fix
+    hostile: Fix = QUOTE.commit(repo, HOSTILE_SUBJECT, HOSTILE_BODY)
     shas["hostile-parent"] = hostile.bug
     shas["hostile"] = hostile.fix  # HEAD
     return shas
@@ -686,24 +659,8 @@ def sample(git_repo: GitRepo) -> GitRepo:
 def test_require_body_skips_title_only_candidates_before_verifying(
     sample: GitRepo, tmp_path: Path
 ) -> None:
-    title_only = add_then_fix(
-        sample,
-        name="negate",
-        buggy="def negate(x):\n    return x\n",
-        fixed="def negate(x):\n    return -x\n",
-        test="from negate import negate\n\n\ndef test_sign():\n    assert negate(3) == -3\n",
-        subject="Fix negate",
-        body="Short.",
-    ).fix
-    rich = add_then_fix(
-        sample,
-        name="double",
-        buggy="def double(x):\n    return x + x + 1\n",
-        fixed="def double(x):\n    return x + x\n",
-        test="from double import double\n\n\ndef test_double():\n    assert double(2) == 4\n",
-        subject="Fix double",
-        body=RICH_BODY,
-    ).fix
+    title_only = NEGATE.commit(sample, "Fix negate", "Short.").fix
+    rich = DOUBLE.commit(sample, "Fix double", RICH_BODY).fix
     write_config(sample)
     journal = tmp_path / "journal.jsonl"
 
@@ -851,14 +808,7 @@ def test_an_interrupted_mine_leaves_the_checkout_and_temp_directory_clean(
 
 
 def test_users_log_encoding_does_not_change_the_subject(sample: GitRepo, tmp_path: Path) -> None:
-    fix = add_then_fix(
-        sample,
-        name="negate",
-        buggy="def negate(x):\n    return x\n",
-        fixed="def negate(x):\n    return -x\n",
-        test="from negate import negate\n\n\ndef test_sign():\n    assert negate(3) == -3\n",
-        subject="Fix café crash",
-    ).fix
+    fix = NEGATE.commit(sample, "Fix café crash").fix
     sample.git("config", "i18n.logOutputEncoding", "ISO-8859-1")
     write_config(sample)
 
@@ -873,24 +823,17 @@ def test_one_fix_cherry_picked_to_two_release_branches_is_one_task(
 ) -> None:
     """The same patch on main and on two release lines (each with its own changelog line) is one
     bug: the newest is verified, the others are listed as its duplicates and never checked out."""
-    buggy = "def clamp(x, lo, hi):\n    return max(lo, x)\n"
-    sample.commit("Add clamp helper", files={"src/clamp.py": buggy})
-    sample.git("branch", "release-1")
-    sample.git("branch", "release-2")
+    clamp = CLAMP.sources
+    sample.commit("Add clamp helper", files={"src/clamp.py": clamp["buggy"]})
+    for branch in RELEASE_BRANCHES:
+        sample.git("branch", branch)
     fix_files: dict[str, str | bytes | None] = {
-        "src/clamp.py": "def clamp(x, lo, hi):\n    return min(hi, max(lo, x))\n",
-        "tests/test_clamp.py": "from clamp import clamp\n\n\n"
-        "def test_upper():\n    assert clamp(15, 0, 10) == 10\n",
+        "src/clamp.py": clamp["fixed"],
+        "tests/test_clamp.py": clamp["test"],
     }
     sample.commit("Add notes", files={"NOTES.txt": "notes\n"})
     picks = {"main": sample.commit("Fix clamp upper bound", files=fix_files)}
-    for branch in ("release-1", "release-2"):
-        sample.git("checkout", "-q", branch)
-        changelog = {"CHANGELOG.md": f"# {branch}\n\n- fix clamp\n"}
-        picks[branch] = sample.commit("Fix clamp upper bound", files={**fix_files, **changelog})
-    sample.git("checkout", "-q", "main")
-    for branch in ("release-1", "release-2"):
-        sample.git("merge", "-q", "--no-ff", "-s", "ours", "-m", f"Merge {branch}", branch)
+    picks.update(pick_to_release_branches(sample, "Fix clamp upper bound", fix_files))
     write_config(sample)
     journal = tmp_path / "journal.jsonl"
 

@@ -10,17 +10,25 @@ import json
 import os
 import re
 import shutil
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from helpers.cli import in_background, run_gitgauge
-from helpers.processes import wait_until_gone
-from helpers.ray_cluster import Cluster, ray_flags
+from helpers.pytest_project import CALC_TEST, CLAMP, first_files
+from helpers.ray_cluster import (
+    NEEDS_THE_EXTRA,
+    Cluster,
+    assert_runs_without_importing_ray,
+    driver_of_another_version,
+    interrupt_once_both_nodes_work,
+    kill_the_second_node_once_it_works,
+    ray_flags,
+    version_refusal,
+    without_ray,
+)
 from helpers.ray_cluster import cluster as cluster  # the module's one cluster
+from helpers.ray_cluster import marks as marks
 from helpers.repos import GitRepo, new_repo
 from helpers.repos.chains import build_chain_repo
 from helpers.repos.merges import build_merge_repo
@@ -39,12 +47,6 @@ NODE = "(?:" + "|".join(re.escape(ip) for ip in RAY_NODE_IPS) + ")"
 # A real two-node Ray cluster: `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
 
-PYTEST_INI = "[pytest]\npythonpath = src\n"
-CLAMP_TEST = (
-    "from clamp import clamp\n\n\n"
-    "def test_clamp_high():\n    assert clamp(9, 0, 5) == 5\n\n\n"
-    "def test_clamp_inside():\n    assert clamp(3, 0, 5) == 3\n"
-)
 SLUG_TEST = "from slug import slug\n\n\ndef test_slug():\n    assert slug('A B') == 'a-b'\n"
 VERSION_TEST = """\
 import subprocess
@@ -64,25 +66,13 @@ def build(root: Path) -> GitRepo:
     """A pytest project: two real fixes (per-test lists, one with a body), a fix whose test
     passed before it, one whose suite fails at the fix, a test that reads the project's tag."""
     repo = new_repo(root)
-    repo.commit(
-        "Initial commit",
-        files={
-            "pytest.ini": PYTEST_INI,
-            "src/calc.py": "def add(a, b):\n    return a + b\n",
-            "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n"
-            "    assert add(2, 3) == 5\n",
-            "tests/test_version.py": VERSION_TEST,
-        },
-    )
+    repo.commit("Initial commit", files=first_files({"tests/test_version.py": VERSION_TEST}))
     repo.git("tag", "-a", "v1.0", "-m", "release 1.0")
     repo.commit("Add clamp", files={"src/clamp.py": "def clamp(x, low, high):\n    return x\n"})
     repo.commit(
         "Fix clamp ignoring its bounds",
         "clamp(9, 0, 5) returned 9: it never looked at low and high.",
-        files={
-            "src/clamp.py": "def clamp(x, low, high):\n    return max(low, min(x, high))\n",
-            "tests/test_clamp.py": CLAMP_TEST,
-        },
+        files={"src/clamp.py": CLAMP.fixed, "tests/test_clamp.py": CLAMP.test},
     )
     repo.commit("Add slug", files={"src/slug.py": "def slug(t):\n    return t.replace(' ', '-')\n"})
     repo.commit(
@@ -104,8 +94,7 @@ def build(root: Path) -> GitRepo:
         "Fix calc rounding",  # breaks its own test: fails at the fix
         files={
             "src/calc.py": "def add(a, b):\n    return a - b\n",
-            "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n"
-            "    assert add(2, 3) == 5\n\n\ndef test_neg():\n    assert add(-1, 1) == 0\n",
+            "tests/test_calc.py": CALC_TEST + "\n\ndef test_neg():\n    assert add(-1, 1) == 0\n",
         },
     )
     command = f"{sys.executable} -m pytest -q -p no:cacheprovider"
@@ -207,28 +196,11 @@ def test_without_the_extra_mine_executor_ray_is_a_one_line_error_and_a_local_min
     tmp_path: Path,
 ) -> None:
     repo = build(tmp_path / "repo")
-    # A `ray` package that fails to import stands for a machine without the extra.
-    shadow = tmp_path / "no-ray" / "ray"
-    shadow.mkdir(parents=True)
-    (shadow / "__init__.py").write_text("raise ImportError('No module named ray')\n")
-    env = dict(os.environ, PYTHONPATH=str(shadow.parent))
-    result = run_gitgauge("mine", "--executor", "ray", cwd=repo.root, env=env)
+    result = run_gitgauge("mine", "--executor", "ray", cwd=repo.root, env=without_ray(tmp_path))
     assert result.returncode == 1
-    assert result.stderr.strip().splitlines() == [
-        "gitgauge: error: --executor ray needs the optional extra: pip install 'gitgauge[ray]'"
-    ]
+    assert result.stderr.strip().splitlines() == [NEEDS_THE_EXTRA]
     assert not (repo.root / ".gitgauge" / "tasks").exists()
-    script = (
-        "import sys\n"
-        "from gitgauge.cli import main\n"
-        "sys.argv = ['gitgauge', 'mine']\n"
-        "try:\n    main()\nexcept SystemExit as end:\n    assert not end.code, end.code\n"
-        "assert 'ray' not in sys.modules, 'ray was imported'\n"
-    )
-    local = subprocess.run(
-        [sys.executable, "-c", script], cwd=repo.root, capture_output=True, text=True, timeout=300
-    )
-    assert local.returncode == 0, local.stderr
+    assert_runs_without_importing_ray(["mine"], cwd=repo.root)
     assert len(task_files(repo.root)) == 2
 
 
@@ -237,26 +209,15 @@ def test_a_node_with_another_gitgauge_version_stops_the_mine_before_any_work(
     tmp_path: Path,
 ) -> None:
     repo = build(tmp_path / "repo")
-    shadow = tmp_path / "driver" / "gitgauge"
-    shutil.copytree(Path(gitgauge.__file__).parent, shadow)
-    init = shadow / "__init__.py"
-    init.write_text(
-        re.sub(r'__version__ = "[^"]*"', '__version__ = "0.0.0+driver"', init.read_text())
-    )
-    env = dict(os.environ, PYTHONPATH=str(shadow.parent))
+    env = driver_of_another_version(tmp_path)
     result = run_gitgauge("mine", *ray_flags(cluster), cwd=repo.root, env=env)
-    assert result.returncode == 1, result.stderr
-    (line,) = result.stderr.strip().splitlines()
-    assert f"has gitgauge {gitgauge.__version__}, this machine 0.0.0+driver" in line
+    version_refusal(result)
     assert "verifying" not in result.stdout and "commits scanned" not in result.stdout
     assert not (repo.root / ".gitgauge" / "tasks").exists()
 
 
-KILLER_SUITE = """\
-import os, pathlib, signal, sys
-fixed = pathlib.Path("src/mod.py").read_text()
-if "gitgauge-ray-" in os.getcwd() and fixed == "fixed killer\\n":
-    # Kill the Ray worker verifying this candidate (an ancestor of this process), every time.
+KILL_THE_RAY_WORKER = """\
+    # Kill the Ray worker running this suite (an ancestor of this process), every time.
     pid = os.getppid()
     while pid > 1:
         command = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes()
@@ -264,8 +225,15 @@ if "gitgauge-ray-" in os.getcwd() and fixed == "fixed killer\\n":
             os.kill(pid, signal.SIGKILL)
             break
         pid = int(pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-sys.exit(0 if "fixed" in fixed else 1)
 """
+"""The body of a suite's `if`, on the nodes (their workspaces are gitgauge-ray-*) only."""
+KILLER_SUITE = (
+    "import os, pathlib, signal, sys\n"
+    'fixed = pathlib.Path("src/mod.py").read_text()\n'
+    'if "gitgauge-ray-" in os.getcwd() and fixed == "fixed killer\\n":\n'
+    + KILL_THE_RAY_WORKER
+    + 'sys.exit(0 if "fixed" in fixed else 1)\n'
+)
 
 
 def test_a_job_from_another_gitgauge_version_is_refused_on_the_node_naming_both(
@@ -300,6 +268,19 @@ def test_a_job_from_another_gitgauge_version_is_refused_on_the_node_naming_both(
     assert not (tmp_path / "node").exists()
 
 
+def assert_lost_twice(stdout: str, subject: str) -> None:
+    """`mine` said the one candidate `subject` is an error, not a verdict: its Ray worker was
+    lost on a node, and again after the one retry."""
+    pattern = rf"^error +\S+ {re.escape(subject)} +\[(.*)\]$"
+    (error,) = re.findall(pattern, stdout, re.MULTILINE)
+    assert re.fullmatch(
+        rf"its Ray worker was lost on node {NODE} and again on node {NODE} "
+        r"\(\w+\), also after 1 retry: not judged, `gitgauge mine` verifies it again",
+        error,
+    ), error
+    assert "errors:            1 (no verdict" in stdout
+
+
 def fix_history(repo: GitRepo, suite: str, names: list[str]) -> None:
     repo.commit("Initial", files={"suite.py": suite, "src/mod.py": "buggy\n"})
     for name in names:
@@ -324,13 +305,7 @@ def test_a_candidate_whose_worker_dies_twice_is_an_error_naming_its_node_not_a_v
     fix_history(repo, KILLER_SUITE, ["killer", "plain"])
     mined = run_gitgauge("mine", *ray_flags(cluster), cwd=repo.root)
     assert mined.returncode == 0, mined.stderr
-    (error,) = re.findall(r"^error +\S+ Fix killer +\[(.*)\]$", mined.stdout, re.MULTILINE)
-    assert re.fullmatch(
-        rf"its Ray worker was lost on node {NODE} and again on node {NODE} "
-        r"\(\w+\), also after 1 retry: not judged, `gitgauge mine` verifies it again",
-        error,
-    ), error
-    assert "errors:            1 (no verdict" in mined.stdout
+    assert_lost_twice(mined.stdout, "Fix killer")
     assert "rejected:          0" in mined.stdout
     assert [path.name for path in (repo.root / ".gitgauge" / "tasks").glob("*.yaml")] == [
         next(p.name for p in (repo.root / ".gitgauge" / "tasks").glob("*plain*"))
@@ -352,23 +327,12 @@ time.sleep(120)
 def test_ctrl_c_cancels_the_candidates_and_leaves_nothing_on_the_nodes(
     cluster: Cluster,  # noqa: F811
     tmp_path: Path,
+    marks: Path,
 ) -> None:
-    marks = tmp_path / "marks"
-    marks.mkdir()
     repo = new_repo(tmp_path / "repo")
     fix_history(repo, STUCK_SUITE.format(marks=str(marks)), ["one", "two", "three"])
     with in_background("mine", *ray_flags(cluster), cwd=repo.root) as child:
-        deadline = time.monotonic() + 90
-        while len(list(marks.iterdir())) < 2 and time.monotonic() < deadline:
-            assert child.poll() is None, child.communicate()
-            time.sleep(0.2)
-        suites = [int(path.name) for path in marks.iterdir()]
-        assert len(suites) == 2, "both nodes should be running a suite"
-        child.send_signal(signal.SIGINT)
-        stdout, stderr = child.communicate(timeout=90)
-    assert child.returncode == 130, stderr
-    assert "interrupted" in stderr
-    assert all(wait_until_gone(pid) for pid in suites), "a suite outlived the mine"
+        interrupt_once_both_nodes_work(child, marks, lambda mark: int(mark.name))
     assert cluster.leftovers() == []
     assert not (repo.root / ".gitgauge" / "judged").exists()
 
@@ -439,22 +403,17 @@ def test_merge_and_chain_candidates_run_their_suites_on_the_cluster_with_the_sam
     assert cluster.leftovers() == []
 
 
-MERGE_KILLER_SUITE = """\
+MERGE_KILLER_SUITE = (
+    """\
 import os, pathlib, signal, subprocess, sys
 subject = subprocess.run(
     ["git", "log", "-1", "--format=%s"], capture_output=True, text=True
 ).stdout.strip()
 if "gitgauge-ray-" in os.getcwd() and subject == "Merge branch 'greeting'":
-    # Kill the Ray worker running this merge's suite (an ancestor of this process), every time.
-    pid = os.getppid()
-    while pid > 1:
-        command = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes()
-        if command.startswith(b"ray::") or b"default_worker.py" in command:
-            os.kill(pid, signal.SIGKILL)
-            break
-        pid = int(pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-sys.exit(0)
 """
+    + KILL_THE_RAY_WORKER
+    + "sys.exit(0)\n"
+)
 
 
 def test_a_merge_whose_worker_dies_twice_is_an_error_naming_its_node_not_a_task(
@@ -470,15 +429,7 @@ def test_a_merge_whose_worker_dies_twice_is_an_error_naming_its_node_not_a_task(
     (repo.root / "gitgauge.yaml").write_text(json.dumps(config), encoding="utf-8")
     mined = run_gitgauge("mine", "--merges", *ray_flags(cluster), cwd=repo.root)
     assert mined.returncode == 0, mined.stderr
-    (error,) = re.findall(
-        r"^error +\S+ Merge branch 'greeting' +\[(.*)\]$", mined.stdout, re.MULTILINE
-    )
-    assert re.fullmatch(
-        rf"its Ray worker was lost on node {NODE} and again on node {NODE} "
-        r"\(\w+\), also after 1 retry: not judged, `gitgauge mine` verifies it again",
-        error,
-    ), error
-    assert "errors:            1 (no verdict" in mined.stdout
+    assert_lost_twice(mined.stdout, "Merge branch 'greeting'")
     saved = [path.read_text() for path in (repo.root / ".gitgauge" / "tasks").glob("*.yaml")]
     assert len(saved) == 3 and not any(built.merges["source"] in text for text in saved)
     # The next mine (here, locally) makes the task.
@@ -502,36 +453,14 @@ sys.exit(0 if "fixed" in pathlib.Path("src/mod.py").read_text() else 1)
 def test_a_node_lost_mid_candidate_is_retried_then_an_error_naming_it_never_a_verdict(
     cluster: Cluster,  # noqa: F811
     tmp_path: Path,
+    marks: Path,
 ) -> None:
     """Both nodes work on a candidate each; the second node is killed: its candidate runs again
     on the head (once), and whatever the head could not finish is an error, not remembered."""
-    marks = tmp_path / "marks"
-    marks.mkdir()
     repo = new_repo(tmp_path / "repo")
-    suite = SLEEPY_SUITE.format(marks=str(marks))
-    repo.commit("Initial", files={"suite.py": suite, "src/mod.py": "buggy\n"})
-    for number in range(3):
-        repo.commit(f"Add thing {number}", files={f"src/t{number}.py": "buggy\n"})
-        repo.commit(
-            f"Fix thing {number}",
-            files={"src/mod.py": f"fixed {number}\n", f"tests/test_t{number}.py": "x\n"},
-        )
-        repo.commit(f"Break thing {number}", files={"src/mod.py": "buggy\n"})
-    config = {
-        "testCommand": f"{sys.executable} -B suite.py",
-        "mine": {"reruns": 0},
-        "run": {"sandbox": "none"},  # the suite writes its marks into the test's directory
-    }
-    (repo.root / "gitgauge.yaml").write_text(json.dumps(config), encoding="utf-8")
+    fix_history(repo, SLEEPY_SUITE.format(marks=str(marks)), ["thing0", "thing1", "thing2"])
     with in_background("mine", *ray_flags(cluster), cwd=repo.root) as child:
-        deadline = time.monotonic() + 90
-        while not list(marks.glob("n2-*")) and time.monotonic() < deadline:
-            assert child.poll() is None, child.communicate()
-            time.sleep(0.1)
-        assert list(marks.glob("n2-*")), "no candidate started on the second node"
-        cluster.kill(RAY_NODE_IPS[1])
-        stdout, stderr = child.communicate(timeout=180)
-    assert child.returncode == 0, stderr
+        stdout = kill_the_second_node_once_it_works(cluster, child, marks, RAY_NODE_IPS[1])
     # Each candidate ends verified or as an error (retried on the head, or lost again): never
     # rejected for the lost node.
     assert "rejected:          0" in stdout, stdout

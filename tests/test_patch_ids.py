@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from helpers.environment import isolated
-from helpers.repos import GitRepo, new_repo
+from helpers.repos import RELEASE_BRANCHES, GitRepo, new_repo, pick_to_release_branches
 
 from gitgauge.core import process
 from gitgauge.core.errors import GitError
@@ -101,17 +101,11 @@ def build_history(repo: GitRepo) -> dict[str, str]:
     shas = {
         "root": repo.commit("Initial import", files={"src/clamp.py": CLAMP, "README.md": "#\n"})
     }
-    repo.git("branch", "release-1")
-    repo.git("branch", "release-2")
+    for branch in RELEASE_BRANCHES:
+        repo.git("branch", branch)
     fix = {"src/clamp.py": CLAMP_FIXED, "tests/test_clamp.py": "def test_upper():\n    pass\n"}
     shas["fix"] = repo.commit("Fix clamp upper bound", files=fix)
-    for branch in ("release-1", "release-2"):
-        repo.git("checkout", "-q", branch)
-        changelog = {"CHANGELOG.md": f"# {branch}\n\n- fix clamp\n"}
-        shas[branch] = repo.commit("Fix clamp upper bound", files={**fix, **changelog})
-    repo.git("checkout", "-q", "main")
-    for branch in ("release-1", "release-2"):
-        repo.git("merge", "-q", "--no-ff", "-s", "ours", "-m", f"Merge {branch}", branch)
+    shas.update(pick_to_release_branches(repo, "Fix clamp upper bound", fix))
     shas["merge"] = repo.git("rev-parse", "HEAD").strip()
     shas["empty"] = repo.commit("fix: nothing at all")
     shas["binary"] = repo.commit("fix: the logo", files={"logo.png": bytes(range(256)) * 40})

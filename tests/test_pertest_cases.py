@@ -25,6 +25,7 @@ pytestmark = pytest.mark.slow
 PYTEST = f"{shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider"
 PYTEST_INI = "[pytest]\npythonpath = src\n"
 CALC = "def add(a, b):\n    return a + b\n"
+BROKEN_CALC = "def add(a, b):\n    return a - b\n"
 CALC_TESTS = (
     "from calc import add\n\n\n"
     "def test_add():\n    assert add(2, 3) == 5\n\n\n"
@@ -44,11 +45,18 @@ SIGN_TESTS = (
     "def test_sign_positive():\n    assert sign(7) == 1\n"
 )
 SIGN_F2P = ["tests.test_sign::test_sign_negative", "tests.test_sign::test_sign_positive"]
+SIGN_FIX: dict[str, str | bytes | None] = {
+    "src/calc.py": CALC + SIGN,
+    "tests/test_sign.py": SIGN_TESTS,
+}
+"""The fix that adds sign and its tests."""
 
 
-def base_repo(root: Path, *, ini: str | None = PYTEST_INI, other: bool = True) -> GitRepo:
+def base_repo(
+    root: Path, *, ini: str | None = PYTEST_INI, other: bool = True, calc: str = CALC
+) -> GitRepo:
     repo = new_repo(root)
-    files: dict[str, str | bytes | None] = {"src/calc.py": CALC, "tests/test_calc.py": CALC_TESTS}
+    files: dict[str, str | bytes | None] = {"src/calc.py": calc, "tests/test_calc.py": CALC_TESTS}
     if other:
         files["tests/test_other.py"] = OTHER_TESTS
     if ini is not None:
@@ -67,6 +75,22 @@ def mine(repo: GitRepo, tmp_path: Path, *args: str) -> Any:
     private = tmp_path / "tmp"
     private.mkdir(exist_ok=True)
     return run_gitgauge("mine", *args, cwd=repo.root, env=dict(os.environ, TMPDIR=str(private)))
+
+
+def mine_fix(
+    repo: GitRepo,
+    tmp_path: Path,
+    files: dict[str, str | bytes | None] = SIGN_FIX,
+    subject: str = "Fix sign missing from calc",
+    **settings: Any,
+) -> tuple[str, Any]:
+    """Commit the fix, configure gitgauge with `settings`, mine: the fix's sha and the mine,
+    which succeeded."""
+    fix = repo.commit(subject, files=files)
+    configure(repo, **settings)
+    result = mine(repo, tmp_path)
+    assert result.returncode == 0, result.stderr
+    return fix, result
 
 
 def line_of(stdout: str, sha: str) -> str:
@@ -88,13 +112,7 @@ def test_a_new_module_importing_a_new_name_keeps_the_other_tests_pass_to_pass(
     """At the parent `tests/test_sign.py` cannot import `sign`: the other modules still run
     (--continue-on-collection-errors), and only the fix's own tests are FAIL_TO_PASS."""
     repo = base_repo(tmp_path / "repo")
-    fix = repo.commit(
-        "Fix sign missing from calc",
-        files={"src/calc.py": CALC + SIGN, "tests/test_sign.py": SIGN_TESTS},
-    )
-    configure(repo)
-    result = mine(repo, tmp_path)
-    assert result.returncode == 0, result.stderr
+    fix, result = mine_fix(repo, tmp_path)
     task = load_tasks(repo)[fix]
     assert task["failToPass"] == SIGN_F2P
     assert task["passToPass"] == 3
@@ -113,17 +131,15 @@ def test_a_fix_whose_own_test_fails_at_it_is_rejected_as_failing_at_the_fix(
     at the parent: no test passes only with the fix, and the reason names the failing test."""
     repo = base_repo(tmp_path / "repo")
     wrong_sign = "\n\ndef sign(x):\n    return 1\n"
-    fix = repo.commit(
-        "Fix sign missing from calc",
-        files={
+    fix, result = mine_fix(
+        repo,
+        tmp_path,
+        {
             "src/calc.py": CALC + wrong_sign,
             "tests/test_sign.py": "from calc import sign\n\n\n"
             "def test_sign():\n    assert sign(-2) == -1\n",
         },
     )
-    configure(repo)
-    result = mine(repo, tmp_path)
-    assert result.returncode == 0, result.stderr
     assert load_tasks(repo) == {}
     assert (
         f"rejected  {fix[:8]} Fix sign missing from calc  [fails at the fix: no test passes "
@@ -137,18 +153,16 @@ def test_a_conftest_needing_a_new_name_is_judged_from_the_fixs_own_tests(tmp_pat
     fix's own tests are FAIL_TO_PASS, nothing is PASS_TO_PASS, and that is said once, on the
     candidate's line, as the crash it is (no warning about exit codes or a report option)."""
     repo = base_repo(tmp_path / "repo")
-    fix = repo.commit(
-        "Fix sign missing from calc",
-        files={
+    fix, result = mine_fix(
+        repo,
+        tmp_path,
+        {
             "src/calc.py": CALC + SIGN,
             "tests/conftest.py": "import pytest\nfrom calc import sign\n\n\n"
             "@pytest.fixture\ndef signer():\n    return sign\n",
             "tests/test_sign.py": "def test_sign(signer):\n    assert signer(-2) == -1\n",
         },
     )
-    configure(repo)
-    result = mine(repo, tmp_path)
-    assert result.returncode == 0, result.stderr
     task = load_tasks(repo)[fix]
     assert task["failToPass"] == ["tests.test_sign::test_sign"]
     assert task["passToPass"] == 0
@@ -169,14 +183,14 @@ def test_with_x_the_tests_after_the_first_failure_are_not_run_not_failing(tmp_pa
     own, missing) is FAIL_TO_PASS, the other modules (missing) did not run."""
     repo = base_repo(tmp_path / "repo")
     repo.commit("Add sign", files={"src/calc.py": CALC + "\n\ndef sign(x):\n    return 1\n"})
-    fix = repo.commit(
-        "Fix sign of negative numbers",
+    fix, result = mine_fix(
+        repo,
+        tmp_path,
         # tests/test_a_sign.py sorts first: pytest runs it before the other modules.
-        files={"src/calc.py": CALC + SIGN, "tests/test_a_sign.py": SIGN_TESTS},
+        {"src/calc.py": CALC + SIGN, "tests/test_a_sign.py": SIGN_TESTS},
+        "Fix sign of negative numbers",
+        testCommand=f"{PYTEST} -x",
     )
-    configure(repo, testCommand=f"{PYTEST} -x")
-    result = mine(repo, tmp_path)
-    assert result.returncode == 0, result.stderr
     task = load_tasks(repo)[fix]
     assert task["failToPass"] == [
         "tests.test_a_sign::test_sign_negative",
@@ -191,22 +205,13 @@ def test_with_x_the_tests_after_the_first_failure_are_not_run_not_failing(tmp_pa
 def test_fail_to_pass_outside_the_fixs_tests_is_flagged(tmp_path: Path) -> None:
     """The fix repairs add, whose old test failed before it, and adds an unrelated test that
     passes on both sides: FAIL_TO_PASS holds none of its own tests, which a reviewer sees."""
-    repo = new_repo(tmp_path / "repo")
-    repo.commit(
-        "Initial commit",
-        files={
-            "pytest.ini": PYTEST_INI,
-            "src/calc.py": "def add(a, b):\n    return a - b\n",
-            "tests/test_calc.py": CALC_TESTS,
-        },
-    )
-    fix = repo.commit(
+    repo = base_repo(tmp_path / "repo", other=False, calc=BROKEN_CALC)
+    fix, result = mine_fix(
+        repo,
+        tmp_path,
+        {"src/calc.py": CALC, "tests/test_more.py": OTHER_TESTS},
         "Fix add subtracting",
-        files={"src/calc.py": CALC, "tests/test_more.py": OTHER_TESTS},
     )
-    configure(repo)
-    result = mine(repo, tmp_path)
-    assert result.returncode == 0, result.stderr
     task = load_tasks(repo)[fix]
     assert task["failToPass"] == ["tests.test_calc::test_add"]
     assert task["failToPassOutsideFix"] is True
@@ -254,13 +259,7 @@ def test_a_suite_that_collects_nothing_says_so_and_stops_after_three(tmp_path: P
 def test_a_run_that_collects_no_test_at_all_runs_no_test(tmp_path: Path) -> None:
     """`-k` that selects nothing: pytest exits 5 with an empty report."""
     repo = base_repo(tmp_path / "repo")
-    fix = repo.commit(
-        "Fix sign missing from calc",
-        files={"src/calc.py": CALC + SIGN, "tests/test_sign.py": SIGN_TESTS},
-    )
-    configure(repo, testCommand=f"{PYTEST} -k no_such_test")
-    result = mine(repo, tmp_path)
-    assert result.returncode == 0, result.stderr
+    fix, result = mine_fix(repo, tmp_path, testCommand=f"{PYTEST} -k no_such_test")
     line = line_of(result.stdout, fix)
     assert "[runs no test at the fix: the suite ran no test at the fix (exit 5): " in line, line
     assert "deselected" in line
@@ -271,16 +270,16 @@ def test_a_timeout_names_its_limit_and_unit(tmp_path: Path) -> None:
     """`timeouts.test: 300` meant as seconds: the rejection says 0.3 s and 300 ms, and mine's
     closing advice names the key to raise (one candidate: one candidate, not "1 candidates")."""
     repo = base_repo(tmp_path / "repo")
-    fix = repo.commit(
-        "Fix slow sign",
-        files={
+    fix, result = mine_fix(
+        repo,
+        tmp_path,
+        {
             "src/calc.py": CALC + SIGN,
             "tests/test_sign.py": "import time\n\n\ndef test_slow():\n    time.sleep(5)\n",
         },
+        "Fix slow sign",
+        timeouts={"test": 300},
     )
-    configure(repo, timeouts={"test": 300})
-    result = mine(repo, tmp_path)
-    assert result.returncode == 0, result.stderr
     assert line_of(result.stdout, fix).endswith(
         "[timed out: the suite timed out at the fix after 0.3 s (timeouts.test: 300 ms)]"
     )
@@ -314,7 +313,7 @@ def test_a_reason_quotes_a_telling_line_not_a_decoration(tmp_path: Path) -> None
     repo = new_repo(tmp_path / "repo")
     repo.commit(
         "Initial commit",
-        files={"run.py": RUNNER, "src/calc.py": "def add(a, b):\n    return a - b\n"},
+        files={"run.py": RUNNER, "src/calc.py": BROKEN_CALC},
     )
     broken = repo.commit(
         "Fix add, not quite",
@@ -342,17 +341,9 @@ def test_a_suite_that_crashes_at_the_fix_is_said_to_crash_not_to_lack_a_report(
     """A conftest that imports what is not installed: pytest exits 4 before any test, at the fix.
     The warning says the suite crashed and quotes why; it sends no one to the report options."""
     repo = base_repo(tmp_path / "repo")
-    fix = repo.commit(
-        "Fix sign missing from calc",
-        files={
-            "src/calc.py": CALC + SIGN,
-            "tests/conftest.py": "import gitgauge_not_installed\n",
-            "tests/test_sign.py": SIGN_TESTS,
-        },
+    fix, result = mine_fix(
+        repo, tmp_path, {**SIGN_FIX, "tests/conftest.py": "import gitgauge_not_installed\n"}
     )
-    configure(repo)
-    result = mine(repo, tmp_path)
-    assert result.returncode == 0, result.stderr
     crash = "E   ModuleNotFoundError: No module named 'gitgauge_not_installed'"
     assert line_of(result.stdout, fix).endswith(f"[fails at the fix: exit 4: {crash}]")
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
@@ -396,13 +387,7 @@ def test_a_suite_reporting_by_tap_is_warned_about_in_tap_words(tmp_path: Path) -
     speak of the TAP it prints, never of a JUnit XML report."""
     repo = base_repo(tmp_path / "repo", ini=None)
     repo.commit("Add the TAP runner", files={"tap.py": TAP_RUNNER})
-    fix = repo.commit(
-        "Fix sign missing from calc",
-        files={"src/calc.py": CALC + SIGN, "tests/test_sign.py": SIGN_TESTS},
-    )
-    configure(repo, testCommand=f"{shlex.quote(sys.executable)} tap.py")
-    result = mine(repo, tmp_path)
-    assert result.returncode == 0, result.stderr
+    fix, result = mine_fix(repo, tmp_path, testCommand=f"{shlex.quote(sys.executable)} tap.py")
     assert load_tasks(repo)[fix]["failToPass"] == ["test_sign_negative", "test_sign_positive"]
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
     assert warnings == [

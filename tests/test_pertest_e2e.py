@@ -22,13 +22,13 @@ import pytest
 import yaml
 from helpers.cli import run_gitgauge
 from helpers.environment import isolated
+from helpers.pytest_project import CALC_TEST, CLAMP, SLUG, first_files
 from helpers.repos import GitRepo, new_repo
 from helpers.results import load_tasks
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
 
-PYTEST_INI = "[pytest]\npythonpath = src\n"
 ALWAYS_BROKEN = (
     "def test_environment():\n"
     "    raise AssertionError('broken in today\\'s environment at every commit')\n"
@@ -48,19 +48,6 @@ def test_{name}():
     counter.write_text(str(runs + 1))
     assert runs % 2 == 0, "fails every other run"
 """
-CLAMP_BUGGY = "def clamp(x, low, high):\n    return max(low, x)\n"
-CLAMP_FIXED = "def clamp(x, low, high):\n    return max(low, min(x, high))\n"
-CLAMP_TEST = (
-    "from clamp import clamp\n\n\n"
-    "def test_clamp_high():\n    assert clamp(9, 0, 5) == 5\n\n\n"
-    "def test_clamp_inside():\n    assert clamp(3, 0, 5) == 3\n"
-)
-SLUG_BUGGY = "def slug(text):\n    return text.replace(' ', '-')\n"
-SLUG_FIXED = "def slug(text):\n    return text.lower().replace(' ', '-')\n"
-SLUG_TEST = (
-    "from slug import slug\n\n\ndef test_slug_lowercases():\n    assert slug('A B') == 'a-b'\n"
-)
-
 F2P = {
     "clamp": ["tests.test_clamp::test_clamp_high"],
     "slug": ["tests.test_slug::test_slug_lowercases"],
@@ -72,26 +59,24 @@ def build(root: Path) -> tuple[GitRepo, dict[str, str]]:
     shas: dict[str, str] = {}
     repo.commit(
         "Initial commit",
-        files={
-            "pytest.ini": PYTEST_INI,
-            "src/calc.py": "def add(a, b):\n    return a + b\n",
-            "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n"
-            "    assert add(2, 3) == 5\n",
-            "tests/test_env.py": ALWAYS_BROKEN,
-            "tests/test_flaky.py": COUNTER_TEST.format(name="sometimes"),
-        },
+        files=first_files(
+            {
+                "tests/test_env.py": ALWAYS_BROKEN,
+                "tests/test_flaky.py": COUNTER_TEST.format(name="sometimes"),
+            }
+        ),
     )
-    repo.commit("Add clamp helper", files={"src/clamp.py": CLAMP_BUGGY})
+    repo.commit("Add clamp helper", files={"src/clamp.py": CLAMP.buggy})
     shas["clamp"] = repo.commit(
         "Fix clamp ignoring the upper bound",
         "clamp(9, 0, 5) returned 9: the upper bound was never applied.",
-        files={"src/clamp.py": CLAMP_FIXED, "tests/test_clamp.py": CLAMP_TEST},
+        files={"src/clamp.py": CLAMP.fixed, "tests/test_clamp.py": CLAMP.test},
     )
-    repo.commit("Add slug helper", files={"src/slug.py": SLUG_BUGGY})
+    repo.commit("Add slug helper", files={"src/slug.py": SLUG.buggy})
     shas["slug"] = repo.commit(
         "Fix slug keeping capitals",
         "Slugs must be lower case so that URLs do not depend on a title's capitals.",
-        files={"src/slug.py": SLUG_FIXED, "tests/test_slug.py": SLUG_TEST},
+        files={"src/slug.py": SLUG.fixed, "tests/test_slug.py": SLUG.test},
     )
     # Its only new test is flaky: nothing is proved.
     shas["retry"] = repo.commit(
@@ -106,8 +91,8 @@ def build(root: Path) -> tuple[GitRepo, dict[str, str]]:
         "Fix comment in calc",
         files={
             "src/calc.py": "def add(a, b):\n    # the sum\n    return a + b\n",
-            "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n"
-            "    assert add(2, 3) == 5\n\n\ndef test_add_zero():\n    assert add(0, 0) == 0\n",
+            "tests/test_calc.py": CALC_TEST
+            + "\n\ndef test_add_zero():\n    assert add(0, 0) == 0\n",
         },
     )
     # No sandbox: the flaky test counts its runs in a directory outside the checkout, which the
@@ -193,7 +178,7 @@ def write_configs(folder: Path) -> dict[str, Path]:
         "breaker": {
             "name": "breaker",
             "adapter": "script",
-            "command": f"printf %s {shlex.quote(CLAMP_FIXED)} > src/clamp.py && "
+            "command": f"printf %s {shlex.quote(CLAMP.fixed)} > src/clamp.py && "
             "printf 'def add(a, b):\\n    return a - b\\n' > src/calc.py",
         },
     }

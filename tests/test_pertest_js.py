@@ -21,34 +21,23 @@ from typing import Any
 import pytest
 import yaml
 from helpers.cli import run_gitgauge
-from helpers.components import require
 from helpers.environment import isolated
-from helpers.repos import GitRepo, new_repo
+from helpers.js_words import MOCHA_EXTRA, MOCHA_WORDS, commit_words, js_runners, linked_repo
+from helpers.repos import GitRepo
 from helpers.results import load_tasks
 
 # Real mocha and tape suites under node: `-m "not slow"` leaves them out.
 pytestmark = pytest.mark.slow
 
-RUNNERS_ENV = "GITGAUGE_JS_RUNNERS"
 MOCHA_COMMAND = 'npx mocha --reporter xunit --reporter-options output="$GITGAUGE_JUNIT_XML"'
 TAPE_COMMAND = "npx tape 'test/*.js'"
 
-WORDS_BUGGY = "exports.count = (s) => s.split(' ').length;\n"
-WORDS_FIXED = "exports.count = (s) => s.split(' ').filter(Boolean).length;\n"
 SIGN = "exports.sign = (x) => (x > 0) - (x < 0);\n"
 
 MOCHA_ENV = (
     "describe('environment', () => {\n"
     "  it('is broken', () => { throw new Error('broken at every commit'); });\n});\n"
 )
-MOCHA_WORDS = """\
-const assert = require('assert');
-const { count } = require('../src/words.js');
-describe('count', () => {
-  it('counts words', () => assert.strictEqual(count('a b'), 2));
-EXTRA});
-"""
-MOCHA_EXTRA = "  it('ignores extra spaces', () => assert.strictEqual(count(' a  b '), 2));\n"
 MOCHA_SIGN = """\
 const assert = require('assert');
 const { sign } = require('../src/sign.js');
@@ -71,26 +60,13 @@ TAPE_EXTRA = (
 )
 
 
-def runners() -> Path | None:
-    folder = os.environ.get(RUNNERS_ENV)
-    if not folder or not shutil.which("node") or not shutil.which("npx"):
-        return None
-    modules = Path(folder) / "node_modules"
-    found = all((modules / name / "package.json").is_file() for name in ("mocha", "tape"))
-    return modules if found else None
-
-
 @pytest.fixture(scope="module")
 def node_modules() -> Path:
-    modules = runners()
-    require(modules is not None, f"node, npx, and mocha and tape in ${RUNNERS_ENV}/node_modules")
-    assert modules is not None
-    return modules
+    return js_runners("node", "npx")
 
 
 def js_repo(root: Path, modules: Path, test_command: str) -> GitRepo:
-    repo = new_repo(root)
-    (repo.root / "node_modules").symlink_to(modules, target_is_directory=True)
+    repo = linked_repo(root, modules)
     config = {"testCommand": test_command, "worktree": {"link": ["node_modules"]}}
     (repo.root / "gitgauge.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     return repo
@@ -139,23 +115,8 @@ def words_mined(
     the fix with its test ("words"); then `more` commits (key -> subject, files)."""
     with isolated(base):
         repo = js_repo(base / "repo", modules, command)
-        path, text, extra = words
-        repo.commit(
-            "Initial commit",
-            files={
-                ".gitignore": "node_modules\n",
-                "package.json": '{"name": "words", "private": true}\n',
-                "src/words.js": WORDS_BUGGY,
-                broken[0]: broken[1],
-                path: text.replace("EXTRA", ""),
-            },
-        )
-        shas = {
-            "words": repo.commit(
-                "Fix word count with extra spaces",
-                files={"src/words.js": WORDS_FIXED, path: text.replace("EXTRA", extra)},
-            )
-        }
+        added = {"package.json": '{"name": "words", "private": true}\n', broken[0]: broken[1]}
+        shas = {"words": commit_words(repo, "Initial commit", added, words)}
         for key, (subject, files) in (more or {}).items():
             shas[key] = repo.commit(subject, files=files)
         yield mine(base, repo, shas)

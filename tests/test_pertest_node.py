@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers.cli import run_gitgauge
+from helpers.js_words import WORDS_BUGGY, WORDS_FIXED
 from helpers.repos import new_repo
 from helpers.results import load_tasks
 
@@ -51,20 +52,11 @@ def node_needed() -> None:
 
 def test_node_test_runner_gives_per_test_verdicts(node_needed: None, tmp_path: Path) -> None:
     repo = new_repo(tmp_path / "repo")
-    repo.commit(
-        "Initial commit",
-        files={
-            "src/words.js": "exports.count = (s) => s.split(' ').length;\n",
-            "test/env.test.js": BROKEN,
-        },
-    )
+    repo.commit("Initial commit", files={"src/words.js": WORDS_BUGGY, "test/env.test.js": BROKEN})
     fix = repo.commit(
         "Fix word count with extra spaces",
         "count(' a  b ') said 5: empty strings between spaces were counted as words.",
-        files={
-            "src/words.js": "exports.count = (s) => s.split(' ').filter(Boolean).length;\n",
-            "test/words.test.js": WORDS_TEST,
-        },
+        files={"src/words.js": WORDS_FIXED, "test/words.test.js": WORDS_TEST},
     )
     (repo.root / "gitgauge.yaml").write_text(
         yaml.safe_dump({"testCommand": TEST_COMMAND}), encoding="utf-8"

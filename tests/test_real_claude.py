@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 import yaml
 from helpers.cli import run_gitgauge
-from helpers.components import claude_binary, claude_env
+from helpers.components import claude_binary, claude_env, for_this_test
+from helpers.components import fake_api as fake_api  # the module's one fake
 from helpers.configs import agent_config, configs_args
 from helpers.demo import BUGGY_PATTERN, FIXED_PATTERN, SLUG_FILE, slug_task
 from helpers.fakes.messages_api import (
@@ -29,7 +30,6 @@ from helpers.fakes.messages_api import (
     OUTPUT_TOKENS,
     FakeMessagesApi,
     Rule,
-    serve,
 )
 from helpers.repos import GitRepo
 from helpers.results import load_result
@@ -43,20 +43,11 @@ MODEL = "claude-sonnet-4-5"
 """A model name the CLI prices (its cost comes from its own table, not from the fake)."""
 
 
-@pytest.fixture(scope="module")
-def fake_api() -> Iterator[FakeMessagesApi]:
-    claude_binary()  # skip (or fail under CI) before mining anything
-    with serve() as fake:
-        yield fake
-
-
 @pytest.fixture
 def api(fake_api: FakeMessagesApi) -> Iterator[FakeMessagesApi]:
     """The module's fake with this test's own rules and request log."""
-    fake_api.rules = []
-    fake_api.clear()
-    yield fake_api
-    fake_api.rules = []
+    with for_this_test(fake_api) as fake:
+        yield fake
 
 
 def fixed_file(repo: GitRepo, task: dict[str, Any]) -> str:

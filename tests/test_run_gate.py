@@ -14,7 +14,8 @@ import pytest
 from helpers.cli import run_gitgauge
 from helpers.configs import agent_config, configs_args
 from helpers.demo import slug_task
-from helpers.fakes.claude import fake_claude_env, read_records
+from helpers.demo_runs import fake_claude_configs, results_of, run_slug_task
+from helpers.fakes.claude import NOT_LOGGED_IN, fake_claude_env, models_called, read_records
 from helpers.repos import GitRepo
 from helpers.results import only_run_dir
 
@@ -23,28 +24,6 @@ from gitgauge.core.store import config_dir_name
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
-
-NOT_LOGGED_IN = {
-    # What claude 2.1 prints without a login: an assistant message flagged
-    # `authentication_failed`, then an error result, exit 1, no request made.
-    "exit_code": 1,
-    "is_error": True,
-    "result": "Not logged in · Please run /login",
-    "assistant_error": "authentication_failed",
-    "cost": 0,
-    "usage": {
-        "input_tokens": 0,
-        "output_tokens": 0,
-        "cache_creation_input_tokens": 0,
-        "cache_read_input_tokens": 0,
-    },
-    "steps": [],
-}
-
-
-def results_of(run_dir: Path, config: str) -> list[dict[str, object]]:
-    folder = run_dir / "results" / config_dir_name(config)
-    return [json.loads(path.read_text(encoding="utf-8")) for path in sorted(folder.glob("*.json"))]
 
 
 def test_a_config_that_is_not_logged_in_stops_after_three_pairs_and_the_other_finishes(
@@ -56,17 +35,11 @@ def test_a_config_that_is_not_logged_in_stops_after_three_pairs_and_the_other_fi
             {"match": {"model": "fine"}, "cost": 0.01, "steps": [{"text": "nothing to do"}]},
         ]
     }
-    env = {**os.environ, **fake_claude_env(tmp_path, scenario)}
-    folder = tmp_path / "configs"
-    broken = agent_config(folder, "broken", adapter="claude-code", model="broken")
-    fine = agent_config(folder, "fine", adapter="claude-code", model="fine")
+    env, configs = fake_claude_configs(tmp_path, scenario, "broken", "fine")
     task = slug_task(demo)
 
     # One task, 5 attempts per config, one pair at a time: broken's first 3 fail alike.
-    outcome = run_gitgauge(
-        "run", *configs_args(broken, fine), "--task", task["id"], "--repeat", "5", "-j", "1",
-        cwd=demo.root, env=env,
-    )  # fmt: skip
+    outcome = run_slug_task(demo, configs, "--repeat", "5", "-j", "1", env=env)
 
     assert outcome.returncode == ExitCode.CONFIG_STOPPED == 3, outcome.stderr
     last = outcome.stderr.strip().splitlines()[-1]
@@ -90,7 +63,7 @@ def test_a_config_that_is_not_logged_in_stops_after_three_pairs_and_the_other_fi
         phases = [r["setupSeconds"], r["agentSeconds"], r["gradingSeconds"]]
         assert all(isinstance(p, float) and p >= 0 for p in phases), r
         assert sum(phases) <= r["wallSeconds"] + 0.01
-    models = [record["argv"][record["argv"].index("--model") + 1] for record in read_records(env)]
+    models = models_called(env)
     assert models.count("broken") == 3 and models.count("fine") == 5
     # The report still printed, with `-` for the cost nobody reported.
     rows = [line.split() for line in outcome.stdout.splitlines()]
@@ -158,16 +131,11 @@ def test_retry_errors_runs_only_the_errored_pairs_and_keeps_their_first_records(
 def test_max_cost_stops_where_the_budget_says_and_resume_finishes(
     demo: GitRepo, tmp_path: Path
 ) -> None:
-    env = {**os.environ, **fake_claude_env(tmp_path, {"cost": 0.1, "steps": [{"text": "ok"}]})}
-    config = agent_config(tmp_path / "configs", "paid", adapter="claude-code", model="paid")
-    task = slug_task(demo)
+    env, configs = fake_claude_configs(tmp_path, {"cost": 0.1, "steps": [{"text": "ok"}]}, "paid")
 
     # $0.25 at $0.10 a pair: the first pair starts (nothing known yet), the second fits
     # ($0.10 + $0.10), the third would not ($0.20 + $0.10 > $0.25).
-    capped = run_gitgauge(
-        "run", *configs_args(config), "--task", task["id"], "--repeat", "5", "-j", "1",
-        "--max-cost", "0.25", cwd=demo.root, env=env,
-    )  # fmt: skip
+    capped = run_slug_task(demo, configs, "--repeat", "5", "-j", "1", "--max-cost", "0.25", env=env)
 
     assert capped.returncode == 0, capped.stderr
     run_dir = only_run_dir(demo)
@@ -194,14 +162,9 @@ def test_max_cost_stops_where_the_budget_says_and_resume_finishes(
 
 
 def test_estimate_without_an_earlier_run_samples_three_pairs(demo: GitRepo, tmp_path: Path) -> None:
-    env = {**os.environ, **fake_claude_env(tmp_path, {"cost": 0.05, "steps": [{"text": "ok"}]})}
-    config = agent_config(tmp_path / "configs", "new", adapter="claude-code", model="new")
-    task = slug_task(demo)
+    env, configs = fake_claude_configs(tmp_path, {"cost": 0.05, "steps": [{"text": "ok"}]}, "new")
 
-    outcome = run_gitgauge(
-        "run", *configs_args(config), "--task", task["id"], "--repeat", "5", "--estimate",
-        cwd=demo.root, env=env,
-    )  # fmt: skip
+    outcome = run_slug_task(demo, configs, "--repeat", "5", "--estimate", env=env)
 
     assert outcome.returncode == 0, outcome.stderr
     assert "no pair of new is known yet: running 3 of its pairs first" in outcome.stdout

@@ -10,16 +10,15 @@ tests/test_run_stops_real_cli.py."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from helpers.cli import run_gitgauge
 from helpers.configs import agent_config, configs_args
-from helpers.demo import slug_task, write_gitgauge_yaml
-from helpers.fakes.claude import fake_claude_env, read_records
+from helpers.demo import write_gitgauge_yaml
+from helpers.demo_runs import fake_claude_configs, results_of, run_slug_task
+from helpers.fakes.claude import failing, models_called
 from helpers.repos import GitRepo
 from helpers.results import only_run_dir
 
@@ -29,31 +28,15 @@ from gitgauge.core.store import config_dir_name
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
 
-NO_USAGE = {
-    "input_tokens": 0,
-    "output_tokens": 0,
-    "cache_creation_input_tokens": 0,
-    "cache_read_input_tokens": 0,
-}
-UNREACHABLE = {
-    # Shaped on what claude 2.1.197 prints with no API to reach once its retries are spent
-    # (tests/fixtures/claude-stream-json-2.1.197-unreachable.jsonl: an assistant message flagged
-    # `server_error`, an error result, exit 1, no token used), in the words the issue measured.
-    "exit_code": 1,
-    "is_error": True,
-    "subtype": "success",
-    "result": "API Error: Can't reach the API server (ENOTFOUND)",
-    "assistant_error": "server_error",
-    "cost": 0,
-    "usage": NO_USAGE,
-    "steps": [],
-}
+# Shaped on what claude 2.1.197 prints with no API to reach once its retries are spent
+# (tests/fixtures/claude-stream-json-2.1.197-unreachable.jsonl: an assistant message flagged
+# `server_error`, an error result, exit 1, no token used), in the words the issue measured.
+UNREACHABLE = failing(
+    "API Error: Can't reach the API server (ENOTFOUND)",
+    subtype="success",
+    assistant_error="server_error",
+)
 WORKS = {"cost": 0.01, "steps": [{"text": "nothing to do"}]}
-
-
-def results_of(run_dir: Path, config: str) -> list[dict[str, Any]]:
-    folder = run_dir / "results" / config_dir_name(config)
-    return [json.loads(path.read_text(encoding="utf-8")) for path in sorted(folder.glob("*.json"))]
 
 
 def last_line(stderr: str) -> str:
@@ -71,16 +54,9 @@ def test_an_unreachable_api_stops_its_config_after_one_pair_and_resume_finishes_
     demo: GitRepo, tmp_path: Path
 ) -> None:
     scenario = {"cases": [{"match": {"model": "offline"}, **UNREACHABLE}], **WORKS}
-    env = {**os.environ, **fake_claude_env(tmp_path, scenario)}
-    folder = tmp_path / "configs"
-    offline = agent_config(folder, "offline", adapter="claude-code", model="offline")
-    online = agent_config(folder, "online", adapter="claude-code", model="online")
-    task = slug_task(demo)
+    env, configs = fake_claude_configs(tmp_path, scenario, "offline", "online")
 
-    outcome = run_gitgauge(
-        "run", *configs_args(offline, online), "--task", task["id"], "--repeat", "4", "-j", "1",
-        cwd=demo.root, env=env,
-    )  # fmt: skip
+    outcome = run_slug_task(demo, configs, "--repeat", "4", "-j", "1", env=env)
 
     assert outcome.returncode == ExitCode.CONFIG_STOPPED == 3, outcome.stderr
     run_dir = only_run_dir(demo)
@@ -103,7 +79,7 @@ def test_an_unreachable_api_stops_its_config_after_one_pair_and_resume_finishes_
     )
     assert stopped["costUsd"] is None  # no token was used: no cost, not $0
     assert [r["status"] for r in results_of(run_dir, "online")] == ["unresolved"] * 4
-    models = [record["argv"][record["argv"].index("--model") + 1] for record in read_records(env)]
+    models = models_called(env)
     assert (models.count("offline"), models.count("online")) == (1, 4)
 
     # The API is back: the run continues where it stopped, the errored pair run again.
@@ -117,7 +93,7 @@ def test_an_unreachable_api_stops_its_config_after_one_pair_and_resume_finishes_
     finished = results_of(run_dir, "offline")
     assert [r["status"] for r in finished] == ["unresolved"] * 4
     assert sorted(r["earlierErrors"] for r in finished) == [0, 0, 0, 1]
-    models = [record["argv"][record["argv"].index("--model") + 1] for record in read_records(env)]
+    models = models_called(env)
     assert (models.count("offline"), models.count("online")) == (5, 4)
 
 

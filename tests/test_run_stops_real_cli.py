@@ -9,26 +9,24 @@ its "Reconnecting... waiting for network" notices say why. Skipped without the C
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
-from typing import Any
 
 import pytest
-from helpers.cli import run_gitgauge
 from helpers.components import claude_binary, claude_env, require
-from helpers.configs import agent_config, configs_args
-from helpers.demo import slug_task, write_gitgauge_yaml
+from helpers.configs import agent_config
+from helpers.demo import write_gitgauge_yaml
+from helpers.demo_runs import results_of, run_slug_task
 from helpers.fakes.responses_api import codex_env, codex_home
 from helpers.repos import GitRepo
 from helpers.results import only_run_dir
 
 from gitgauge.core.errors import ExitCode
-from gitgauge.core.store import config_dir_name
 
 # The real CLIs: `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
@@ -42,24 +40,31 @@ def refusing_port() -> Iterator[str]:
         yield f"http://127.0.0.1:{held.getsockname()[1]}"
 
 
-def results_of(run_dir: Path, config: str) -> list[dict[str, Any]]:
-    folder = run_dir / "results" / config_dir_name(config)
-    return [json.loads(path.read_text(encoding="utf-8")) for path in sorted(folder.glob("*.json"))]
+RESUME = "; 2 of its pairs were not started. Fix it, then `gitgauge run --resume"
 
 
-def stopped_after_one_pair(
-    demo: GitRepo, config: str, name: str, env: dict[str, str], kind: str
-) -> str:
-    """Three repeats of one task by `config`: the run stops the config after its first pair,
-    which failed of an unreachable API (`kind`); the closing error line."""
-    outcome = run_gitgauge(
-        "run", *configs_args(config), "--task", slug_task(demo)["id"], "--repeat", "3",
-        cwd=demo.root, env=env,
-    )  # fmt: skip
+def assert_stopped_after_one_pair(
+    demo: GitRepo,
+    name: str,
+    config: str,
+    env_for: Callable[[str], dict[str, str]],
+    kind: str,
+    said: str,
+    then: str = RESUME,
+) -> None:
+    """Three repeats of one task by config `name` (at `config`), run in `env_for(url)` with the
+    API at `url` refusing connections: the run stops the config after its first pair, which
+    failed of an unreachable API (`kind`); the closing error line says `said`, later `then`."""
+    with refusing_port() as url:
+        outcome = run_slug_task(demo, [config], "--repeat", "3", env=env_for(url))
     assert outcome.returncode == ExitCode.CONFIG_STOPPED, outcome.stderr
     (stopped,) = results_of(only_run_dir(demo), name)
     assert (stopped["errorKind"], stopped["errorCause"]) == (kind, "unreachable")
-    return outcome.stderr.strip().splitlines()[-1]
+    line = outcome.stderr.strip().splitlines()[-1]
+    assert line.startswith(
+        f"gitgauge: error: config {name} stopped after its first pair failed: {said}"
+    ), line
+    assert then in line
 
 
 def test_the_real_claude_with_no_api_to_reach_stops_its_config_after_one_pair(
@@ -73,14 +78,9 @@ def test_the_real_claude_with_no_api_to_reach_stops_its_config_after_one_pair(
         model="claude-sonnet-4-5",
         env={"CLAUDE_CODE_MAX_RETRIES": "0"},  # its ten retries took minutes
     )
-    with refusing_port() as url:
-        env = claude_env(url, tmp_path / "home")
-        line = stopped_after_one_pair(demo, config, "offline", env, "adapter-exit")
-    assert line.startswith(
-        "gitgauge: error: config offline stopped after its first pair failed: claude: the API "
-        "cannot be reached (API Error: Unable to connect to API"
-    ), line
-    assert "; 2 of its pairs were not started. Fix it, then `gitgauge run --resume" in line
+    offline = partial(claude_env, home=tmp_path / "home")
+    said = "claude: the API cannot be reached (API Error: Unable to connect to API"
+    assert_stopped_after_one_pair(demo, "offline", config, offline, "adapter-exit", said)
 
 
 def test_the_real_claude_still_retrying_at_its_timeout_stops_its_config_after_one_pair(
@@ -92,14 +92,12 @@ def test_the_real_claude_still_retrying_at_its_timeout_stops_its_config_after_on
     config = agent_config(
         tmp_path / "configs", "retrying", adapter="claude-code", model="claude-sonnet-4-5"
     )
-    with refusing_port() as url:
-        env = claude_env(url, tmp_path / "home")
-        line = stopped_after_one_pair(demo, config, "retrying", env, "adapter-timeout")
-    assert line.startswith(
-        "gitgauge: error: config retrying stopped after its first pair failed: claude: the API "
-        "cannot be reached (claude retried "
-    ), line
-    assert "(killed after 6s (timeouts.adapter)); 2 of its pairs were not started." in line
+    offline = partial(claude_env, home=tmp_path / "home")
+    said = "claude: the API cannot be reached (claude retried "
+    killed = "(killed after 6s (timeouts.adapter)); 2 of its pairs were not started."
+    assert_stopped_after_one_pair(
+        demo, "retrying", config, offline, "adapter-timeout", said, killed
+    )
 
 
 def test_the_real_codex_waiting_for_an_unreachable_api_stops_its_config_after_one_pair(
@@ -109,18 +107,11 @@ def test_the_real_codex_waiting_for_an_unreachable_api_stops_its_config_after_on
     # Codex would wait for ever: the pair ends at timeouts.adapter.
     write_gitgauge_yaml(demo.root, adapter_ms=8000)
     config = agent_config(tmp_path / "configs", "codex-offline", adapter="codex")
-    with refusing_port() as url:
+
+    def offline(url: str) -> dict[str, str]:
         codex_home(Path(os.environ["HOME"]), f"{url}/v1")
-        env = {
-            **os.environ,
-            **codex_env(tmp_path),
-            "HTTPS_PROXY": url,
-            "HTTP_PROXY": url,
-            "NO_PROXY": "127.0.0.1,localhost",
-        }
-        line = stopped_after_one_pair(demo, config, "codex-offline", env, "adapter-timeout")
-    assert line.startswith(
-        "gitgauge: error: config codex-offline stopped after its first pair failed: codex: the "
-        "API cannot be reached (Reconnecting... waiting for network"
-    ), line
-    assert "; 2 of its pairs were not started. Fix it, then `gitgauge run --resume" in line
+        proxy = {"HTTPS_PROXY": url, "HTTP_PROXY": url, "NO_PROXY": "127.0.0.1,localhost"}
+        return {**os.environ, **codex_env(tmp_path), **proxy}
+
+    said = "codex: the API cannot be reached (Reconnecting... waiting for network"
+    assert_stopped_after_one_pair(demo, "codex-offline", config, offline, "adapter-timeout", said)

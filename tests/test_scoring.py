@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers.files import write_files
 from helpers.records import fix_task
 from helpers.repos import GitRepo
 from helpers.workspace import agent_workspace, graded
@@ -140,9 +141,7 @@ def test_protected_edits_are_reverted_and_new_test_infra_deleted(base_repo: GitR
 def test_a_symlinked_test_directory_is_never_written_through(
     base_repo: GitRepo, tmp_path: Path
 ) -> None:
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "test_app.py").write_text("precious\n", encoding="utf-8")
+    outside = write_files(tmp_path / "outside", {"test_app.py": "precious\n"})
     base = head(base_repo)
     with agent_workspace(base_repo.root, base, link=LINK) as opened:
         workspace = opened.path

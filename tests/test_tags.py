@@ -168,20 +168,10 @@ def test_a_ray_node_makes_its_history_copy_with_the_tags_of_base(
 ) -> None:
     """The node side of a pair (`shipped.run_on_node`, in this process: no cluster needed): the
     pack brings the annotated tags' objects and the request their names, and nothing past base."""
-    from gitgauge.core.config import load_repo_config
-    from gitgauge.core.git import Repository
+    from helpers.node_pair import node_run, plan, run_pair
+
     from gitgauge.core.git.tags import merged_tags
-    from gitgauge.core.store import Store
-    from gitgauge.running.executors.shipped import (
-        NodePairRequest,
-        fix_files,
-        node_root,
-        pack_history,
-        remove_node_run,
-        run_on_node,
-    )
-    from gitgauge.running.executors.shipped_harness import ship_harness
-    from gitgauge.running.plan import plan_run
+    from gitgauge.running.executors.shipped import node_root
 
     sample = mined.sample
     monkeypatch.setenv("TAGS_SEEN", str(sample.seen))
@@ -196,31 +186,14 @@ def test_a_ray_node_makes_its_history_copy_with_the_tags_of_base(
         adapter="script",
         command=f"{shlex.quote(sys.executable)} {lister} {saw} {release}",
     )
-    repo = Repository(sample.repo.root)
-    plan = plan_run(repo, Store(repo.root), [Path(config)], task_id=None, warn=print)
-    (planned,) = plan.configs
-    (task,) = plan.tasks
-    request = NodePairRequest(
-        run_id=f"inproc-{tmp_path.name}",
-        planned=planned,
-        task=task,
-        attempt=1,
-        config=load_repo_config(repo.root),
-        fix=fix_files(repo, task, with_source=False),
-        tags=repo.tags_at(task.base),
-    )
-    try:
-        outcome = run_on_node(
-            request,
-            lambda: pack_history(repo, (task.base,)),
-            ship_harness(planned.harness),
-            node="here",
-        )
-        copies = list((node_root(request.run_id) / "history").glob("*.git"))
+    repo, run_plan = plan(sample.repo.root, [config])
+    (planned,) = run_plan.configs
+    (task,) = run_plan.tasks
+    with node_run(tmp_path) as run_id:
+        outcome = run_pair(repo, run_id, planned, task, tags=repo.tags_at(task.base))
+        copies = list((node_root(run_id) / "history").glob("*.git"))
         assert len(copies) == 1
         node_tags = merged_tags(copies[0], task.base)
-    finally:
-        remove_node_run(request.run_id)
     assert outcome.result.status == "unresolved", outcome.result
     agent = json.loads(saw.read_text(encoding="utf-8"))
     assert agent["tags"] == VISIBLE_AT_BASE and agent["describe"] == "v1.1.0"

@@ -7,6 +7,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from gitgauge.core.schema import RepoConfig
 from gitgauge.core.suite import run_suite
 from gitgauge.core.tap import looks_like_tap, parse_tap
@@ -90,42 +92,52 @@ not ok 2 count ignores extra spaces
 """
 
 
-def test_tape_tests_are_named_by_their_comment() -> None:
-    assert parse_tap(TAPE).outcomes == {
-        "counts words": "passed",
-        "ignores extra spaces": "failed",
-        "skipped": "passed",
-        "later": "skipped",
-        "todo": "skipped",
-    }
-
-
-def test_node_tap_subtests_are_tests_and_their_points_assertions() -> None:
-    assert parse_tap(NODE_TAP_14).outcomes == {
-        "test/words.js > counts words": "passed",
-        "test/words.js > ignores extra spaces": "failed",
-    }
-
-
-def test_node_runner_suites_name_their_tests() -> None:
-    assert parse_tap(NODE_RUNNER).outcomes == {
-        "count > counts words": "passed",
-        "count > fails": "failed",
-        "count > skipped": "skipped",
-        "top level": "passed",
-    }
-
-
-def test_mocha_tap_points_are_tests() -> None:
-    assert parse_tap(MOCHA_TAP).outcomes == {
-        "count counts words": "passed",
-        "count ignores extra spaces": "failed",
-    }
-
-
-def test_bail_out_ends_the_stream() -> None:
-    text = "TAP version 13\n# a\nok 1 fine\nBail out! database gone\n# b\nok 2 fine\n"
-    assert parse_tap(text).outcomes == {"a": "passed"}
+@pytest.mark.parametrize(
+    ("tap", "outcomes"),
+    [
+        pytest.param(
+            TAPE,
+            {
+                "counts words": "passed",
+                "ignores extra spaces": "failed",
+                "skipped": "passed",
+                "later": "skipped",
+                "todo": "skipped",
+            },
+            id="tape-tests-are-named-by-their-comment",
+        ),
+        pytest.param(
+            NODE_TAP_14,
+            {
+                "test/words.js > counts words": "passed",
+                "test/words.js > ignores extra spaces": "failed",
+            },
+            id="node-tap-subtests-are-tests-and-their-points-assertions",
+        ),
+        pytest.param(
+            NODE_RUNNER,
+            {
+                "count > counts words": "passed",
+                "count > fails": "failed",
+                "count > skipped": "skipped",
+                "top level": "passed",
+            },
+            id="node-runner-suites-name-their-tests",
+        ),
+        pytest.param(
+            MOCHA_TAP,
+            {"count counts words": "passed", "count ignores extra spaces": "failed"},
+            id="mocha-tap-points-are-tests",
+        ),
+        pytest.param(
+            "TAP version 13\n# a\nok 1 fine\nBail out! database gone\n# b\nok 2 fine\n",
+            {"a": "passed"},
+            id="bail-out-ends-the-stream",
+        ),
+    ],
+)
+def test_each_programs_tap_is_read_as_outcomes_by_test(tap: str, outcomes: dict[str, str]) -> None:
+    assert parse_tap(tap).outcomes == outcomes
 
 
 def test_output_that_is_not_tap_is_not_read_as_tap() -> None:

@@ -10,19 +10,23 @@ temporary directory (the CLI writes `~/.claude` and `~/.claude.json`). As a seco
 fake is also the CLI's HTTP(S) proxy: a request for any other host lands on the fake as a
 `CONNECT` and is refused, and `FakeMessagesApi.escapes()` lists it for the test to assert on.
 The function takes only a URL and a directory, so a sandboxed run (issue #14: the sandbox shares
-the network, the fake listens on 127.0.0.1) can use the same environment.
+the network, the fake listens on 127.0.0.1) can use the same environment. A module of such tests
+imports the fixture `fake_api` (its one fake, started once the CLI is known to be there) and
+gives each test the fake `for_this_test`.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from helpers.environment import GIT_IDENTITY
+from helpers.fakes.messages_api import CommandRule, FakeMessagesApi, Rule, serve
 
 
 def require(available: bool, what: str) -> None:
@@ -49,6 +53,26 @@ def claude_binary() -> str:
     require(found is not None, "the real claude CLI (npm install -g @anthropic-ai/claude-code)")
     assert found is not None
     return found
+
+
+@pytest.fixture(scope="module")
+def fake_api() -> Iterator[FakeMessagesApi]:
+    """The module's fake Messages API, started once the real claude CLI is known to be there:
+    without it the test skips (or fails under CI) before anything is built."""
+    claude_binary()
+    with serve() as fake:
+        yield fake
+
+
+@contextmanager
+def for_this_test(
+    fake: FakeMessagesApi, rules: Iterable[Rule | CommandRule] = ()
+) -> Iterator[FakeMessagesApi]:
+    """`fake` with this test's own `rules` and request log; the rules are taken away after."""
+    fake.rules = list(rules)
+    fake.clear()
+    yield fake
+    fake.rules = []
 
 
 QUIET = {

@@ -6,6 +6,10 @@ RESOLVED without the fix is a cheat, and the scripts that cheat.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 MAGIC = 7321
 FIX_SUBJECT = "fix: magic returns the wrong number"
 CALC = "def magic():\n    return 1\n"
@@ -13,6 +17,32 @@ TEST_AT_BASE = (
     "from calc import magic\n\n\ndef test_magic_is_callable():\n    assert callable(magic)\n"
 )
 TEST_AT_FIX = f"from calc import magic\n\n\ndef test_magic():\n    assert magic() == {MAGIC}\n"
+SUITE = [sys.executable, "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
+TEST_COMMAND = " ".join(SUITE)
+"""The project's testCommand: its pytest suite, with this interpreter."""
+
+
+def first_files(*, ignored: str = "", test: str = TEST_AT_BASE) -> dict[str, str]:
+    """The project's first commit: `magic()` returning 1 and `test` (`ignored`: more lines of
+    its .gitignore)."""
+    return {
+        ".gitignore": ".pytest_cache/\n.gitgauge/\n" + ignored,
+        "calc.py": CALC,
+        "tests/test_calc.py": test,
+    }
+
+
+def suite_with_cheat(
+    folder: Path, calc: str, test: str, script: str
+) -> subprocess.CompletedProcess[str]:
+    """The suite run in a plain folder (no gitgauge, nothing dropped) holding `calc` as calc.py
+    and `test` as tests/test_calc.py, after `script` (a cheat) ran there."""
+    (folder / "tests").mkdir(parents=True)
+    (folder / "calc.py").write_text(calc)
+    (folder / "tests" / "test_calc.py").write_text(test)
+    done = subprocess.run([sys.executable, "-c", script], cwd=folder, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    return subprocess.run(SUITE, cwd=folder, capture_output=True, text=True)
 
 
 # Row 1. A root `pytest.py`: `python -m pytest` runs it instead of pytest; it loads the real one

@@ -1,8 +1,10 @@
 """A real two-node Ray cluster on loopback addresses, started once per test module with
 `ray start` (each node its own TMPDIR, HOME and marker, so a test can find and kill a node's
-processes), and the flags and run folder the Ray tests read. A module that uses the `cluster`
-fixture beside another one sets `RAY_NODE_IPS` (two loopback addresses of its own): the test
-workers run modules side by side, and two clusters must not share a node address."""
+processes), the flags and run folder the Ray tests read, and what they share besides: a driver
+without the ray extra or of another gitgauge version, a command interrupted or a node killed while
+both nodes work. A module that uses the `cluster` fixture beside another one sets `RAY_NODE_IPS`
+(two loopback addresses of its own): the test workers run modules side by side, and two clusters
+must not share a node address."""
 
 from __future__ import annotations
 
@@ -15,12 +17,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+import gitgauge
+from helpers.processes import wait_until_gone
 from helpers.repos import GitRepo
 
 HEAD_IP = "127.0.0.2"
@@ -169,3 +173,127 @@ def run_dir(repo: GitRepo, output: str) -> Path:
     match = re.search(r"results and logs: (\S+)/\n", output)
     assert match, output
     return Path(match.group(1))
+
+
+def nodes_sandboxed() -> bool:
+    """Whether the pairs run in bwrap here (and on the loopback nodes): under CI it must work."""
+    from gitgauge.core.sandbox import probe
+
+    boxed = probe(os.environ, network=True)[0] is not None
+    if not boxed and os.environ.get("CI") == "true":
+        pytest.fail("the ray tests need a working bwrap in CI")
+    return boxed
+
+
+def statuses_by_config_and_kind(
+    rows: Iterable[tuple[str, object, object]],
+) -> dict[tuple[str, object], set[object]]:
+    """The statuses of (config, kind, status) rows, by config and kind."""
+    grouped: dict[tuple[str, object], set[object]] = {}
+    for config, kind, status in rows:
+        grouped.setdefault((config, kind), set()).add(status)
+    return grouped
+
+
+NEEDS_THE_EXTRA = (
+    "gitgauge: error: --executor ray needs the optional extra: pip install 'gitgauge[ray]'"
+)
+NEVER_IMPORTS_RAY = (
+    "import sys\n"
+    "from gitgauge.cli import main\n"
+    "sys.argv = ['gitgauge', *sys.argv[1:]]\n"
+    "try:\n    main()\nexcept SystemExit as end:\n    assert not end.code, end.code\n"
+    "assert 'ray' not in sys.modules, 'ray was imported'\n"
+)
+"""`python -c` it with gitgauge's arguments: the command succeeds and never imports ray."""
+
+
+def without_ray(tmp_path: Path) -> dict[str, str]:
+    """The environment of a machine without the extra: a `ray` package that fails to import."""
+    shadow = tmp_path / "no-ray" / "ray"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('No module named ray')\n")
+    return dict(os.environ, PYTHONPATH=str(shadow.parent))
+
+
+def assert_runs_without_importing_ray(args: list[str], cwd: Path) -> None:
+    """`gitgauge ARGS` (the local executor) works and leaves ray unimported: start-up time and
+    memory stay what they were without the extra."""
+    local = subprocess.run(
+        [sys.executable, "-c", NEVER_IMPORTS_RAY, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert local.returncode == 0, local.stderr
+
+
+DRIVER_VERSION = "0.0.0+driver"
+
+
+def driver_of_another_version(tmp_path: Path) -> dict[str, str]:
+    """The environment of a driver whose gitgauge (a copy of the installed one) says it is
+    DRIVER_VERSION; the nodes run the installed one."""
+    shadow = tmp_path / "driver" / "gitgauge"
+    shutil.copytree(Path(gitgauge.__file__).parent, shadow)
+    init = shadow / "__init__.py"
+    init.write_text(
+        re.sub(r'__version__ = "[^"]*"', f'__version__ = "{DRIVER_VERSION}"', init.read_text())
+    )
+    return dict(os.environ, PYTHONPATH=str(shadow.parent))
+
+
+def version_refusal(result: subprocess.CompletedProcess[str]) -> str:
+    """The one line a command of `driver_of_another_version` fails with, naming both versions."""
+    assert result.returncode == 1, result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert f"has gitgauge {gitgauge.__version__}, this machine {DRIVER_VERSION}" in line
+    return line
+
+
+@pytest.fixture
+def marks(tmp_path: Path) -> Path:
+    """A folder for the marks the processes a test starts on the nodes leave (the loopback nodes
+    share this machine's file system)."""
+    folder = tmp_path / "marks"
+    folder.mkdir()
+    return folder
+
+
+def wait_while_running(
+    child: subprocess.Popen[str], ready: Callable[[], bool], *, pause: float
+) -> None:
+    """Until `ready()` (90 seconds at most), `child` still running all along."""
+    deadline = time.monotonic() + 90
+    while not ready() and time.monotonic() < deadline:
+        assert child.poll() is None, child.communicate()
+        time.sleep(pause)
+
+
+def interrupt_once_both_nodes_work(
+    child: subprocess.Popen[str], marks: Path, pid_of: Callable[[Path], int]
+) -> None:
+    """Ctrl-C for `child` once each node runs one of its processes (each leaves a mark in
+    `marks`, `pid_of` reads its pid); asserts `child` stopped as interrupted, those gone."""
+    wait_while_running(child, lambda: len(list(marks.iterdir())) >= 2, pause=0.2)
+    pids = [pid_of(path) for path in marks.iterdir()]
+    assert len(pids) == 2, "both nodes should be running a process of the command"
+    child.send_signal(signal.SIGINT)
+    _, stderr = child.communicate(timeout=90)
+    assert child.returncode == 130, stderr
+    assert "interrupted" in stderr
+    assert all(wait_until_gone(pid) for pid in pids), "a process outlived the command"
+
+
+def kill_the_second_node_once_it_works(
+    cluster: Cluster, child: subprocess.Popen[str], marks: Path, ip: str
+) -> str:
+    """Kills node `ip` (the fixture's `n2`) once a process of `child` runs there (its mark in
+    `marks` starts `n2-`); what `child` printed, which must end well all the same."""
+    wait_while_running(child, lambda: bool(list(marks.glob("n2-*"))), pause=0.1)
+    assert list(marks.glob("n2-*")), "nothing started on the second node"
+    cluster.kill(ip)
+    stdout, stderr = child.communicate(timeout=180)
+    assert child.returncode == 0, stderr
+    return stdout

@@ -160,6 +160,41 @@ def read_record(env: dict[str, str]) -> dict[str, Any]:
     return records[-1]
 
 
+def models_called(env: dict[str, str]) -> list[str | None]:
+    """The `--model` of every invocation of the fake made with `env`, oldest first."""
+    return [_model(record["argv"]) for record in read_records(env)]
+
+
+NO_TOKENS = {
+    "input_tokens": 0,
+    "output_tokens": 0,
+    "cache_creation_input_tokens": 0,
+    "cache_read_input_tokens": 0,
+}
+"""The usage of a call that made no request."""
+
+
+def failing(result: str, **keys: Any) -> dict[str, Any]:
+    """The scenario of a claude that fails before any request: `result` as an error result,
+    exit 1, no token used, no step; `keys`: more of the scenario's keys."""
+    return {
+        "exit_code": 1,
+        "is_error": True,
+        "result": result,
+        "cost": 0,
+        "usage": NO_TOKENS,
+        "steps": [],
+        **keys,
+    }
+
+
+NOT_LOGGED_IN = failing(
+    "Not logged in · Please run /login", assistant_error="authentication_failed"
+)
+"""What claude 2.1 prints without a login: an assistant message flagged
+`authentication_failed`, then an error result, exit 1, no request made."""
+
+
 def envelope_fixture() -> dict[str, Any]:
     """The real claude 2.1.328 result object the fake starts from."""
     value: dict[str, Any] = json.loads(FIXTURE.read_text(encoding="utf-8"))
@@ -169,10 +204,14 @@ def envelope_fixture() -> dict[str, Any]:
 # -- the fake itself -----------------------------------------------------------------------------
 
 
+def _model(argv: list[str]) -> str | None:
+    return argv[argv.index("--model") + 1] if "--model" in argv[:-1] else None
+
+
 def _load_scenario(argv: list[str], prompt: str) -> dict[str, Any]:
     name = os.environ.get("FAKE_CLAUDE_SCENARIO")
     scenario: dict[str, Any] = json.loads(Path(name).read_text(encoding="utf-8")) if name else {}
-    model = argv[argv.index("--model") + 1] if "--model" in argv[:-1] else None
+    model = _model(argv)
     for case in scenario.pop("cases", []):
         match = case.get("match", {})
         if "prompt_contains" in match and match["prompt_contains"] not in prompt:
@@ -347,7 +386,7 @@ def main() -> int:
     if "raw_stdout" in scenario:
         sys.stdout.write(scenario["raw_stdout"])
     elif streaming:
-        model = argv[argv.index("--model") + 1] if "--model" in argv[:-1] else None
+        model = _model(argv)
         envelope = _envelope(scenario) if scenario.get("envelope", True) else None
         sys.stdout.write(_stream(scenario, envelope, model))
     elif scenario.get("envelope", True):

@@ -130,6 +130,26 @@ def new_repo(root: Path) -> GitRepo:
     return repo
 
 
+RELEASE_BRANCHES = ("release-1", "release-2")
+
+
+def pick_to_release_branches(
+    repo: GitRepo, subject: str, files: dict[str, str | bytes | None]
+) -> dict[str, str]:
+    """The fix `files` committed again as `subject` on each of `RELEASE_BRANCHES` (made before),
+    each time with a changelog line of its branch (Markdown: no part of its patch id), then the
+    branches merged back into main with `-s ours`: each branch's sha of the fix."""
+    picks = {}
+    for branch in RELEASE_BRANCHES:
+        repo.git("checkout", "-q", branch)
+        changelog = {"CHANGELOG.md": f"# {branch}\n\n- {subject}\n"}
+        picks[branch] = repo.commit(subject, files={**files, **changelog})
+    repo.git("checkout", "-q", "main")
+    for branch in RELEASE_BRANCHES:
+        repo.git("merge", "-q", "--no-ff", "-s", "ours", "-m", f"Merge {branch}", branch)
+    return picks
+
+
 def runner_source(preamble: str, *, recursive: bool = False) -> str:
     """The source of a sample project's test runner (no pytest, so a run takes milliseconds):
     `preamble` (its imports and `src/` on the path), then every `test_*` function of

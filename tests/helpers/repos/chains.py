@@ -27,6 +27,17 @@ from helpers.repos import RUN_TESTS, TEST_COMMAND, GitRepo, new_repo
 
 Files = dict[str, str | bytes | None]
 
+CHAIN_CHECKS = (
+    "checkTree",
+    "checkNothingInProgress",
+    "checkNothingUncommitted",
+    "checkSeriesLength",
+    "checkSubjectsDistinct",
+    "checkBranch",
+)
+"""The checks of a chain task's pair as docs/guide/chain-tasks.md lists them (the tests' own copy:
+a check the package loses still fails them)."""
+
 
 @dataclass
 class ChainRepo:

@@ -163,3 +163,34 @@ def add_then_fix(
     bug = repo.commit(f"Add {name} helper", files={f"src/{name}.py": buggy})
     fix = repo.commit(subject, body, files={f"src/{name}.py": fixed, f"tests/test_{name}.py": test})
     return Fix(bug, fix)
+
+
+@dataclass(frozen=True)
+class OneLineFix:
+    """A helper of one function, `def <signature>: return <expression>`, whose fix changes the
+    expression and adds a test of one assert: what `add_then_fix` commits, said in its parts."""
+
+    signature: str
+    """`name(arguments)`; the module is `src/<name>.py`."""
+    buggy: str
+    fixed: str
+    """The returned expression before and after the fix."""
+    test: str
+    """The test's name less `test_`."""
+    check: str
+    """The test's assert."""
+
+    @property
+    def sources(self) -> dict[str, str]:
+        """`add_then_fix`'s `name`, `buggy`, `fixed` and `test`."""
+        name = self.signature.split("(", 1)[0]
+        return {
+            "name": name,
+            "buggy": f"def {self.signature}:\n    return {self.buggy}\n",
+            "fixed": f"def {self.signature}:\n    return {self.fixed}\n",
+            "test": f"from {name} import {name}\n\n\ndef test_{self.test}():\n"
+            f"    assert {self.check}\n",
+        }
+
+    def commit(self, repo: GitRepo, subject: str, body: str = "") -> Fix:
+        return add_then_fix(repo, **self.sources, subject=subject, body=body)
