@@ -89,10 +89,13 @@ def test_cost_tokens_and_turns_are_copied_from_the_result(
 
     fixture = envelope_fixture()
     assert outcome.ok
-    assert outcome.cost_usd == fixture["total_cost_usd"] == 0.010799999999999999
-    assert (outcome.input_tokens, outcome.output_tokens) == (2400, 600)
-    assert (outcome.cache_creation_input_tokens, outcome.cache_read_input_tokens) == (0, 0)
-    assert outcome.num_turns == 2
+    assert outcome.usage.cost_usd == fixture["total_cost_usd"] == 0.010799999999999999
+    assert (outcome.usage.input_tokens, outcome.usage.output_tokens) == (2400, 600)
+    assert (outcome.usage.cache_creation_input_tokens, outcome.usage.cache_read_input_tokens) == (
+        0,
+        0,
+    )
+    assert outcome.usage.num_turns == 2
     assert outcome.seconds > 0
     stdout_log = workspace.root.parent / "logs" / "agent.stdout"
     last = stdout_log.read_text().splitlines()[-1]
@@ -126,10 +129,13 @@ def test_result_is_found_among_other_output(
     outcome, _ = run_fake(tmp_path, workspace, scenario)
 
     assert outcome.ok, outcome.error_message
-    assert outcome.cost_usd == 1.25
-    assert (outcome.input_tokens, outcome.output_tokens) == (10, 20)
-    assert (outcome.cache_creation_input_tokens, outcome.cache_read_input_tokens) == (30, 40)
-    assert outcome.num_turns == 7
+    assert outcome.usage.cost_usd == 1.25
+    assert (outcome.usage.input_tokens, outcome.usage.output_tokens) == (10, 20)
+    assert (outcome.usage.cache_creation_input_tokens, outcome.usage.cache_read_input_tokens) == (
+        30,
+        40,
+    )
+    assert outcome.usage.num_turns == 7
 
 
 def test_missing_numbers_are_none(tmp_path: Path, workspace: GitRepo) -> None:
@@ -137,10 +143,10 @@ def test_missing_numbers_are_none(tmp_path: Path, workspace: GitRepo) -> None:
     outcome, _ = run_fake(tmp_path, workspace, scenario)
 
     assert outcome.ok, outcome.error_message
-    assert outcome.cost_usd is None
-    assert outcome.num_turns is None
-    assert outcome.input_tokens is None
-    assert outcome.output_tokens == 600
+    assert outcome.usage.cost_usd is None
+    assert outcome.usage.num_turns is None
+    assert outcome.usage.input_tokens is None
+    assert outcome.usage.output_tokens == 600
 
 
 def test_model_then_args_are_appended(tmp_path: Path, workspace: GitRepo) -> None:
@@ -169,7 +175,7 @@ def test_claude_found_on_path(
 
     outcome = adapter.run(context_for(workspace, env, prompt=PROMPT))
 
-    assert outcome.ok and outcome.cost_usd == 0.5
+    assert outcome.ok and outcome.usage.cost_usd == 0.5
     assert Path(read_record(env)["program"]).name == "claude"
 
 
@@ -286,7 +292,7 @@ def test_failures_are_outcomes_with_reason_and_tail(
     assert outcome.error_message is not None
     for fragment in fragments:
         assert fragment in outcome.error_message
-    assert outcome.cost_usd == cost
+    assert outcome.usage.cost_usd == cost
 
 
 def test_error_message_keeps_only_the_tail(tmp_path: Path, workspace: GitRepo) -> None:
@@ -324,7 +330,7 @@ def test_timeout_still_copies_a_printed_cost(tmp_path: Path, workspace: GitRepo)
     outcome, _ = run_fake(tmp_path, workspace, {"sleep": 120, "cost": 0.75}, timeout_seconds=1.0)
 
     assert outcome.error_kind == "adapter-timeout"
-    assert outcome.cost_usd == 0.75
+    assert outcome.usage.cost_usd == 0.75
 
 
 # -- the binary ----------------------------------------------------------------------------------
@@ -412,7 +418,7 @@ def test_the_last_result_object_wins() -> None:
 
     parsed = parse_result(f"{first}\nprogress\n{last}\n")
 
-    assert (parsed.total_cost_usd, parsed.num_turns) == (2.0, 3)
+    assert (parsed.usage.cost_usd, parsed.usage.num_turns) == (2.0, 3)
 
 
 def test_real_fixture_parses_exactly() -> None:
@@ -424,8 +430,12 @@ def test_real_fixture_parses_exactly() -> None:
     assert parsed.subtype == "success"
     assert parsed.result == "Fixed."
     assert parsed.api_error_status is None
-    assert parsed.total_cost_usd == 0.010799999999999999
-    assert (parsed.input_tokens, parsed.output_tokens, parsed.num_turns) == (2400, 600, 2)
+    assert parsed.usage.cost_usd == 0.010799999999999999
+    assert (parsed.usage.input_tokens, parsed.usage.output_tokens, parsed.usage.num_turns) == (
+        2400,
+        600,
+        2,
+    )
 
 
 @pytest.mark.parametrize(
@@ -463,5 +473,5 @@ def test_fake_picks_the_first_matching_case_and_replaces_text(
     }
     outcome, _ = run_fake(tmp_path, workspace, scenario, adapter=claude_adapter(model="opus"))
 
-    assert outcome.cost_usd == 0.3
+    assert outcome.usage.cost_usd == 0.3
     assert (workspace.root / "src/calc.py").read_text() == FIXED_CALC

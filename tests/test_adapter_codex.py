@@ -148,11 +148,11 @@ def test_real_codex_edits_the_workspace_and_reports_tokens(
     assert requests[0].headers["authorization"] == "Bearer sk-gitgauge-test"
     assert [r.path for r in fake.requests] == ["/v1/responses", "/v1/responses"]
     # Usage summed over the two responses of the turn; turns: one command, one message.
-    assert (outcome.input_tokens, outcome.cache_read_input_tokens) == (2000, 800)
-    assert (outcome.output_tokens, outcome.reasoning_output_tokens) == (400, 100)
-    assert outcome.num_turns == 2
+    assert (outcome.usage.input_tokens, outcome.usage.cache_read_input_tokens) == (2000, 800)
+    assert (outcome.usage.output_tokens, outcome.usage.reasoning_output_tokens) == (400, 100)
+    assert outcome.usage.num_turns == 2
     expected = (1200 * 1.25 + 800 * 0.125 + 400 * 10.0) / 1_000_000
-    assert outcome.cost_usd == pytest.approx(expected)
+    assert outcome.usage.cost_usd == pytest.approx(expected)
     events = (workspace.root.parent / "logs" / "agent.stdout").read_text().splitlines()
     assert json.loads(events[-1])["type"] == "turn.completed"
 
@@ -169,8 +169,8 @@ def test_model_and_args_come_before_the_stdin_dash(tmp_path: Path, workspace: Gi
     argv = (records / "argv").read_text().split("\0")[:-1]
     assert argv == [*BASE_ARGS, "--model", "gpt-fake-2", "-c", "model_reasoning_effort=low", "-"]
     assert fake.model_requests()[0].body["model"] == "gpt-fake-2"
-    assert outcome.cost_usd is None  # no pricing: tokens only
-    assert (outcome.input_tokens, outcome.num_turns) == (1000, 1)
+    assert outcome.usage.cost_usd is None  # no pricing: tokens only
+    assert (outcome.usage.input_tokens, outcome.usage.num_turns) == (1000, 1)
 
 
 @needs_codex

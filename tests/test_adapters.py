@@ -184,7 +184,11 @@ def test_script_gets_prompt_and_task_id_and_runs_in_the_workspace(script_repo: G
     assert (root / "prompt.txt").read_text() == prompt
     assert (root / "id.txt").read_text() == task.id
     assert Path((root / "cwd.txt").read_text().strip()) == root.resolve()
-    assert outcome.cost_usd is None and outcome.input_tokens is None and outcome.num_turns is None
+    assert (
+        outcome.usage.cost_usd is None
+        and outcome.usage.input_tokens is None
+        and outcome.usage.num_turns is None
+    )
     assert (context.log_dir / "agent.stdout").read_text() == "agent-out\n"
     assert (context.log_dir / "agent.stderr").read_text() == "agent-err\n"
 
@@ -298,7 +302,7 @@ def test_gold_lays_down_the_fix_without_its_tests(
     outcome = gold.run(adapter_context(repo.root, workspace, make_task(base, fix)))
 
     assert outcome.ok
-    assert outcome.cost_usd is None
+    assert outcome.usage.cost_usd is None
     assert tracked_state(workspace) == {
         "README.md": "calc\n",
         "src/calc.py": FIX_FILES["src/calc.py"],

@@ -25,6 +25,7 @@ from gitgauge.core import process
 from gitgauge.core.causes import said_status
 from gitgauge.core.records import MAX_COST_USD, MAX_COUNT, ErrorCause
 from gitgauge.core.transcript import json_object
+from gitgauge.core.usage import AgentUsage
 
 BINARY_ENV = "GITGAUGE_CLAUDE_BIN"
 INSTALL_HINT = "npm install -g @anthropic-ai/claude-code"
@@ -39,24 +40,8 @@ class ClaudeResult:
     result: str | None
     """The agent's final message (the rewritten prompt, for `mine --rewrite-prompts`)."""
     api_error_status: int | str | None
-    total_cost_usd: float | None
-    input_tokens: int | None
-    output_tokens: int | None
-    cache_creation_input_tokens: int | None
-    cache_read_input_tokens: int | None
-    num_turns: int | None
-
-    @property
-    def used_nothing(self) -> bool:
-        """No token was used: the CLI stopped before any request to the model (not logged in),
-        so the `total_cost_usd: 0` it prints is not a measured cost."""
-        counts = (
-            self.input_tokens,
-            self.output_tokens,
-            self.cache_creation_input_tokens,
-            self.cache_read_input_tokens,
-        )
-        return not any(counts)
+    usage: AgentUsage
+    """`total_cost_usd`, `usage`'s tokens and `num_turns`."""
 
     def describe_error(self, *, with_result: bool = True) -> str:
         """`subtype`, `api_error_status` and `result` of an `is_error` result, for a message."""
@@ -103,12 +88,16 @@ def result_from_event(envelope: Mapping[str, Any]) -> ClaudeResult:
         subtype=_text(envelope, "subtype"),
         result=_text(envelope, "result"),
         api_error_status=status,
-        total_cost_usd=_number(envelope, "total_cost_usd"),
-        input_tokens=_count(usage, "input_tokens", prefix="usage."),
-        output_tokens=_count(usage, "output_tokens", prefix="usage."),
-        cache_creation_input_tokens=_count(usage, "cache_creation_input_tokens", prefix="usage."),
-        cache_read_input_tokens=_count(usage, "cache_read_input_tokens", prefix="usage."),
-        num_turns=_count(envelope, "num_turns"),
+        usage=AgentUsage(
+            cost_usd=_number(envelope, "total_cost_usd"),
+            input_tokens=_count(usage, "input_tokens", prefix="usage."),
+            output_tokens=_count(usage, "output_tokens", prefix="usage."),
+            cache_creation_input_tokens=_count(
+                usage, "cache_creation_input_tokens", prefix="usage."
+            ),
+            cache_read_input_tokens=_count(usage, "cache_read_input_tokens", prefix="usage."),
+            num_turns=_count(envelope, "num_turns"),
+        ),
     )
 
 

@@ -181,7 +181,7 @@ def _said(name: str, called: _Called, limit: float, planned: PlannedConfig, foun
         known = classify_failure(called.stdout, called.stderr, model=planned.config.model)
         if known is not None:
             cause, message = known[0], f"no answer within {limit:g} s: {known[1]}"
-    hints = [f"the call still reported {spent}"] if outcome.cost_usd else []
+    hints = [f"the call still reported {spent}"] if outcome.usage.cost_usd else []
     if cause is not None:
         hints.append(
             f"`gitgauge run` stops this config once its first pairs fail alike ({cause}): "
@@ -208,16 +208,17 @@ def _read(path: Path) -> str:
 def _spent(outcome: AdapterOutcome) -> str:
     """`cost: $0.0123, 1,203 input tokens (4,000 cached), 12 output, 1 turn`, or what is not
     known of it."""
-    parts = [f"cost: ${outcome.cost_usd:.4f}" if outcome.cost_usd is not None else "cost: -"]
-    if outcome.input_tokens is not None:
-        cached = (outcome.cache_read_input_tokens or 0) + (outcome.cache_creation_input_tokens or 0)
+    usage = outcome.usage
+    parts = [f"cost: ${usage.cost_usd:.4f}" if usage.cost_usd is not None else "cost: -"]
+    if usage.input_tokens is not None:
+        cached = (usage.cache_read_input_tokens or 0) + (usage.cache_creation_input_tokens or 0)
         parts.append(
-            f"{outcome.input_tokens:,} input tokens" + (f" (+{cached:,} cached)" if cached else "")
+            f"{usage.input_tokens:,} input tokens" + (f" (+{cached:,} cached)" if cached else "")
         )
-    if outcome.output_tokens is not None:
-        parts.append(f"{outcome.output_tokens:,} output")
-    if outcome.num_turns is not None:
-        parts.append(f"{outcome.num_turns} turn{'' if outcome.num_turns == 1 else 's'}")
-    if outcome.cost_usd is None and outcome.input_tokens is None:
+    if usage.output_tokens is not None:
+        parts.append(f"{usage.output_tokens:,} output")
+    if usage.num_turns is not None:
+        parts.append(f"{usage.num_turns} turn{'' if usage.num_turns == 1 else 's'}")
+    if usage.cost_usd is None and usage.input_tokens is None:
         parts[0] = "cost: not reported by the adapter"
     return ", ".join(parts)

@@ -211,14 +211,13 @@ class CliBackend(ModelBackend):
                     f"claude exited {result.exit_code}: {_last_line(result.stderr_tail)}"
                 ) from None
             raise RewriteFailed(f"unreadable claude output: {error}") from None
+        used = parsed.usage
         usage = Usage(
             input_tokens=_sum_known(
-                parsed.input_tokens,
-                parsed.cache_creation_input_tokens,
-                parsed.cache_read_input_tokens,
+                used.input_tokens, used.cache_creation_input_tokens, used.cache_read_input_tokens
             ),
-            output_tokens=parsed.output_tokens,
-            cost_usd=parsed.total_cost_usd,
+            output_tokens=used.output_tokens,
+            cost_usd=used.cost_usd,
         )
         if parsed.is_error:
             raise RewriteFailed(f"claude reported an error ({parsed.describe_error()})", usage)

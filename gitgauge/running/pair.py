@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from gitgauge.core import kinds, links, process, transcript
-from gitgauge.core.claude import ClaudeResult, result_from_event
+from gitgauge.core.claude import result_from_event
 from gitgauge.core.environment import Masker
 from gitgauge.core.errors import GitGaugeError
 from gitgauge.core.git import Repository
@@ -289,13 +289,7 @@ def outcome_fields(outcome: AdapterOutcome) -> dict[str, Any]:
     error_kind: ErrorKind | None = outcome.error_kind
     fields: dict[str, Any] = {
         "adapterSeconds": round(outcome.seconds, 3),
-        "costUsd": outcome.cost_usd,
-        "inputTokens": outcome.input_tokens,
-        "outputTokens": outcome.output_tokens,
-        "cacheCreationInputTokens": outcome.cache_creation_input_tokens,
-        "cacheReadInputTokens": outcome.cache_read_input_tokens,
-        "numTurns": outcome.num_turns,
-        "reasoningOutputTokens": outcome.reasoning_output_tokens,
+        **outcome.usage.result_fields(),
     }
     if error_kind is not None:
         fields.update(
@@ -405,15 +399,16 @@ def with_reported_cost(
     """`outcome` with the cost and tokens of a transcript's own `result` event when the adapter
     reported none (a script that runs claude); unchanged when it did or there is no event.
     ValueError: the event is not a result claude writes."""
-    if outcome.cost_usd is not None or outcome.input_tokens is not None or not result_event:
+    usage = outcome.usage
+    if usage.cost_usd is not None or usage.input_tokens is not None or not result_event:
         return outcome
-    reported: ClaudeResult = result_from_event(result_event)
+    reported = result_from_event(result_event).usage
     return replace(
         outcome,
-        cost_usd=None if reported.used_nothing else reported.total_cost_usd,
-        input_tokens=reported.input_tokens,
-        output_tokens=reported.output_tokens,
-        cache_creation_input_tokens=reported.cache_creation_input_tokens,
-        cache_read_input_tokens=reported.cache_read_input_tokens,
-        num_turns=outcome.num_turns if outcome.num_turns is not None else reported.num_turns,
+        usage=replace(
+            reported,
+            cost_usd=None if reported.used_nothing else reported.cost_usd,
+            num_turns=usage.num_turns if usage.num_turns is not None else reported.num_turns,
+            reasoning_output_tokens=usage.reasoning_output_tokens,
+        ),
     )

@@ -31,6 +31,7 @@ from gitgauge.core.registry import Registry
 from gitgauge.core.sandbox import Exposure
 from gitgauge.core.schema import AgentConfig
 from gitgauge.core.transcript import MAX_TRANSCRIPT_BYTES, TRANSCRIPT_FILE, json_lines
+from gitgauge.core.usage import AgentUsage
 from gitgauge.core.worktree import write_owner
 
 PROMPT_PREFIX = "gitgauge-prompt-"
@@ -139,13 +140,8 @@ class AdapterOutcome:
     unreachable, command-not-found (`run` stops a config on it: `running/gate.py`)."""
     seconds: float = 0.0
     """Wall time of the agent run."""
-    cost_usd: float | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cache_creation_input_tokens: int | None = None
-    cache_read_input_tokens: int | None = None
-    num_turns: int | None = None
-    reasoning_output_tokens: int | None = None
+    usage: AgentUsage = AgentUsage()
+    """Copied even for errors: a failed run that reported its cost still spent that money."""
     final_message: str | None = None
     """The agent's last words (claude's `result`, codex's last message, a script's stdout):
     a kind that scores an answer reads it (a fixture in text mode)."""

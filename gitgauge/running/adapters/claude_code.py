@@ -28,6 +28,7 @@ from gitgauge.core.errors import AdapterError
 from gitgauge.core.process import CommandResult
 from gitgauge.core.records import ErrorCause, ErrorKind
 from gitgauge.core.sandbox import CLAUDE_HOME_WRITABLE, Exposure
+from gitgauge.core.usage import AgentUsage
 from gitgauge.running.adapters.base import (
     Adapter,
     AdapterContext,
@@ -108,20 +109,13 @@ class ClaudeCodeAdapter(Adapter):
         # Copied even for errors: a failed run that reported its cost still spent that money.
         # A CLI that stopped before any request (not logged in) prints a cost of 0 it never
         # measured: that is no cost at all, `-` in the report.
-        measured = (
-            parsed if parsed is not None and not (parsed.is_error and parsed.used_nothing) else None
-        )
+        measured = parsed is not None and not (parsed.is_error and parsed.usage.used_nothing)
         return AdapterOutcome(
             error_kind=failure.kind,
             error_message=failure.message,
             error_cause=failure.cause,
             seconds=completed.seconds,
-            cost_usd=measured.total_cost_usd if measured else None,
-            input_tokens=measured.input_tokens if measured else None,
-            output_tokens=measured.output_tokens if measured else None,
-            cache_creation_input_tokens=measured.cache_creation_input_tokens if measured else None,
-            cache_read_input_tokens=measured.cache_read_input_tokens if measured else None,
-            num_turns=measured.num_turns if measured else None,
+            usage=parsed.usage if parsed is not None and measured else AgentUsage(),
             final_message=parsed.result if parsed else None,
         )
 

@@ -40,6 +40,7 @@ from gitgauge.core.causes import said_status
 from gitgauge.core.errors import AdapterError
 from gitgauge.core.records import ErrorCause, ErrorKind
 from gitgauge.core.sandbox import CODEX_HOME_WRITABLE, Exposure
+from gitgauge.core.usage import AgentUsage
 from gitgauge.running.adapters.base import (
     Adapter,
     AdapterContext,
@@ -233,13 +234,7 @@ class CodexAdapter(Adapter):
             error_message=message,
             error_cause=cause,
             seconds=completed.seconds,
-            cost_usd=self._cost(parsed),
-            input_tokens=parsed.input_tokens if parsed else None,
-            output_tokens=parsed.output_tokens if parsed else None,
-            cache_creation_input_tokens=parsed.cache_write_input_tokens if parsed else None,
-            cache_read_input_tokens=parsed.cached_input_tokens if parsed else None,
-            num_turns=parsed.steps if parsed and parsed.completed_turns else None,
-            reasoning_output_tokens=parsed.reasoning_output_tokens if parsed else None,
+            usage=parsed.usage(self._cost(parsed)) if parsed else AgentUsage(),
             final_message=parsed.last_message if parsed else None,
         )
 

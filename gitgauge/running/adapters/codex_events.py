@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from gitgauge.core.records import MAX_COUNT
 from gitgauge.core.transcript import json_object
+from gitgauge.core.usage import AgentUsage
 
 STEP_ITEM_TYPES = frozenset(
     {"agent_message", "command_execution", "file_change", "mcp_tool_call", "web_search"}
@@ -54,6 +55,19 @@ class CodexRun:
     """The agent's final message."""
     last_error: str | None = None
     """The message of the last transient `error` event, if any."""
+
+    def usage(self, cost_usd: float | None) -> AgentUsage:
+        """Its tokens in the result's terms (cache writes, cache reads), priced at `cost_usd`;
+        its steps are turns only when a turn completed."""
+        return AgentUsage(
+            cost_usd=cost_usd,
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            cache_creation_input_tokens=self.cache_write_input_tokens,
+            cache_read_input_tokens=self.cached_input_tokens,
+            num_turns=self.steps if self.completed_turns else None,
+            reasoning_output_tokens=self.reasoning_output_tokens,
+        )
 
 
 _USAGE_KEYS = (
