@@ -24,7 +24,7 @@ import pytest
 import yaml
 from helpers.cli import run_gitgauge
 from helpers.components import require
-from helpers.configs import configs_args, gold_noop_and, write_configs
+from helpers.configs import agent_config, configs_args, gold_noop_and, write_configs
 from helpers.environment import isolated
 from helpers.fakes.messages_api import Reply, serve
 from helpers.repos import GitRepo, new_repo
@@ -382,3 +382,24 @@ def test_check_lists_a_fixture_that_fails_its_own_gold_and_a_broken_setup_is_ski
     assert rewrite.returncode == 0, rewrite.stderr
     assert rewrite.stderr.count("have no prompt rewriting: kept as they are") == 1, rewrite.stderr
     assert "kept       gitbench-config-g900" in rewrite.stdout
+
+
+def test_an_estimate_samples_in_the_runs_mode_and_its_resume_keeps_it(
+    pack: Pack, tmp_path: Path
+) -> None:
+    # A config no run knows yet is sampled first, and the sample is the run --resume continues:
+    # it must run in the --mode asked for, or the continuation cannot ever take it.
+    root = tmp_path / "repo"
+    shutil.copytree(pack.root, root, symlinks=True)
+    config = agent_config(tmp_path / "configs", "later", adapter="noop")
+    task = "gitbench-reflog-r001"
+    with isolated(tmp_path):
+        estimate = run_gitgauge(
+            "run", "-c", config, "--task", task, "--mode", "text", "--estimate", cwd=root
+        )
+    assert estimate.returncode == 0, estimate.stderr + estimate.stdout
+    assert "running 3 of its pairs first" in estimate.stdout
+    sampled = runs_in_order(root)[-1]
+    assert json.loads((sampled / "run.json").read_text())["mode"] == "text"
+    result = json.loads((sampled / "results" / "later" / f"{task}.json").read_text())
+    assert result["mode"] == "text"

@@ -16,11 +16,13 @@ from helpers.configs import agent_config, configs_args
 from helpers.demo import slug_task
 from helpers.demo_runs import fake_claude_configs, results_of, run_slug_task
 from helpers.fakes.claude import NOT_LOGGED_IN, fake_claude_env, models_called, read_records
+from helpers.records import result
 from helpers.repos import GitRepo
 from helpers.results import only_run_dir
 
 from gitgauge.core.errors import ExitCode
-from gitgauge.core.store import config_dir_name
+from gitgauge.core.store import StoredRun, config_dir_name
+from gitgauge.running.estimate import known_pairs
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
@@ -203,3 +205,17 @@ def test_an_adapter_without_credentials_or_a_working_binary_is_refused_before_an
 
     assert refused.returncode == 1
     assert "nologin" in refused.stderr and "cannot start" in refused.stderr, refused.stderr
+
+
+def test_an_estimate_with_a_mode_is_based_on_pairs_of_that_mode_only() -> None:
+    # A fixture answered as text costs no agent session: with --mode agent, the latest run's
+    # text-mode pairs are no basis, an earlier agent-mode run's (and modeless kinds') are.
+    earlier, latest = "20240101T000000Z-aaaaaa", "20240102T000000Z-bbbbbb"
+    runs = [
+        StoredRun(earlier, None, [result("c", "t1", "resolved", earlier, mode="agent")]),
+        StoredRun(latest, None, [result("c", "t1", "resolved", latest, mode="text")]),
+    ]
+    assert known_pairs(runs, "c", run_id=None) == ("run " + latest, runs[1].results)
+    assert known_pairs(runs, "c", run_id=None, mode="agent") == ("run " + earlier, runs[0].results)
+    fix = StoredRun(latest, None, [result("c", "t2", "resolved", latest)])
+    assert known_pairs([fix], "c", run_id=None, mode="text") == ("run " + latest, fix.results)

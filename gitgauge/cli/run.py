@@ -339,12 +339,14 @@ def estimate_run(run: OpenRun, request: RunRequest) -> None:
     run_id = resume.run_id if resume is not None else None
     repeat = resume.manifest.repeat if resume is not None else request.repeat
     retry = resume.retry_errors if resume is not None else False
+    mode = resume.manifest.mode if resume is not None else request.mode
 
     def current() -> RunEstimate:
         pending = pending_pairs(
             store, plan, run_id=run_id, repeat=repeat, retry_errors=retry, warn=warn
         )
-        return estimate(plan, store.load_runs(warn=warn), pending, run_id=run_id, jobs=request.jobs)
+        runs = store.load_runs(warn=warn)
+        return estimate(plan, runs, pending, run_id=run_id, jobs=request.jobs, mode=mode)
 
     found = current()
     sampled = False
@@ -354,8 +356,8 @@ def estimate_run(run: OpenRun, request: RunRequest) -> None:
             f"{'its' if len(found.unknown) == 1 else 'their'} pairs first"
         )
         sample = {c.config: SAMPLE_PAIRS if c.config in found.unknown else 0 for c in found.configs}
-        # The sample runs each task in its own mode, as it always has.
-        sampling = replace(request, repeat=repeat, mode=None)
+        # The sample is the run's start, and a resumed run keeps its mode: it runs in --mode.
+        sampling = replace(request, repeat=repeat)
         outcome = _execute(run, sampling, sample=sample)
         run_id, retry, sampled = outcome.run_id, False, True
         found = current()

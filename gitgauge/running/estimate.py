@@ -103,15 +103,20 @@ def pending_pairs(
 
 
 def known_pairs(
-    runs: Sequence[StoredRun], config: str, *, run_id: str | None
+    runs: Sequence[StoredRun], config: str, *, run_id: str | None, mode: str | None = None
 ) -> tuple[str, list[RunResult]] | None:
     """The results to estimate `config` from: this run's (`run_id`), else the latest earlier
-    run's of a config of that name; None when there are none."""
-    own = [r for run in runs if run.run_id == run_id for r in run.results if r.config == config]
+    run's of a config of that name; None when there are none. With `mode` (`--mode`), a pair
+    that ran in another mode is no basis: a fixture answered as text costs no agent's session."""
+
+    def basis(result: RunResult) -> bool:
+        return result.config == config and (mode is None or result.mode in (None, mode))
+
+    own = [r for run in runs if run.run_id == run_id for r in run.results if basis(r)]
     if own:
         return "this run", own
     for run in reversed(runs):  # oldest first: the latest is last
-        found = [result for result in run.results if result.config == config]
+        found = [result for result in run.results if basis(result)]
         if found and run.run_id != run_id:
             return f"run {run.run_id}", found
     return None
@@ -124,11 +129,12 @@ def estimate(
     *,
     run_id: str | None,
     jobs: int,
+    mode: str | None = None,
 ) -> RunEstimate:
     configs: list[ConfigEstimate] = []
     for planned in plan.configs:
         name = planned.config.name
-        known = known_pairs(runs, name, run_id=run_id)
+        known = known_pairs(runs, name, run_id=run_id, mode=mode)
         if known is None:
             configs.append(ConfigEstimate(name, pending.get(name, 0), None, None, "no pair yet"))
             continue
