@@ -17,6 +17,7 @@ from helpers.repos import GitRepo
 from gitgauge.core.claude import parse_result
 from gitgauge.core.errors import AdapterError
 from gitgauge.core.schema import AgentConfig
+from gitgauge.core.usage import AgentUsage
 from gitgauge.running.adapters.base import Adapter, AdapterOutcome, create
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
@@ -430,11 +431,13 @@ def test_real_fixture_parses_exactly() -> None:
     assert parsed.subtype == "success"
     assert parsed.result == "Fixed."
     assert parsed.api_error_status is None
-    assert parsed.usage.cost_usd == 0.010799999999999999
-    assert (parsed.usage.input_tokens, parsed.usage.output_tokens, parsed.usage.num_turns) == (
-        2400,
-        600,
-        2,
+    assert parsed.usage == AgentUsage(
+        cost_usd=0.010799999999999999,
+        input_tokens=2400,
+        output_tokens=600,
+        cache_creation_input_tokens=0,
+        cache_read_input_tokens=0,
+        num_turns=2,
     )
 
 
