@@ -27,7 +27,6 @@ from gitgauge.core.suite_jobs import Job, Place
 from gitgauge.core.text import plural
 from gitgauge.kinds.mined import KindSummary
 from gitgauge.mining import classify
-from gitgauge.mining.mine import judgement_key
 from gitgauge.mining.verify import Verdict
 
 # Skip reasons, counted in the mine summary (a detail names the file or git's words).
@@ -53,7 +52,6 @@ class MergeSummary(KindSummary):
     """Merge commits among the scanned ones."""
     conflicted: int = 0
     """Merges whose re-merge conflicts (candidates)."""
-    judged_before: int = 0
 
     def looked_at(self) -> list[str]:
         return [f"merge commits:     {self.merges}", f"  conflicted:      {self.conflicted}"]
@@ -80,12 +78,6 @@ class MergeMiner(KindMiner):
             if commit.sha in context.mined:
                 summary.already_mined += 1
                 events.on_skip(commit, "already mined (merge task)")
-                continue
-            key = judgement_key(commit.sha, context.config)
-            earlier = None if context.force else context.store.load_judgement(key)
-            if earlier is not None:
-                summary.judged_before += 1
-                events.on_skip(commit, f"judged before: {earlier}")
                 continue
             found = classify_merge(
                 context.repo, commit, max_conflicts=context.config.mine.maxConflicts
