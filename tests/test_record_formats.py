@@ -28,12 +28,14 @@ from gitgauge.core.records import (
     ChainResultDraft,
     FixResultDraft,
     FixtureResultDraft,
+    JudgeCheck,
     MergeResultDraft,
     ResultDraft,
     RunResult,
     Task,
 )
 from gitgauge.core.store import Store, dump_yaml
+from gitgauge.kinds.chain.judge import Verdicts
 
 ROOT = Path(__file__).resolve().parents[1]
 FORMATS = Path(__file__).resolve().parent / "fixtures" / "formats"
@@ -277,6 +279,16 @@ def test_from_draft_refuses_a_key_the_result_does_not_have() -> None:
         RunResult.from_draft(draft, **IDENTITY)
     with pytest.raises(ValidationError, match="nodeName"):
         RunResult.from_draft(FixResultDraft(), nodeName="n1", **IDENTITY)
+
+
+def test_the_judges_verdicts_are_fields_of_the_records_they_fill() -> None:
+    """`Verdicts.fields` fills the manifest's `JudgeCheck`, which reads leniently (a misspelt
+    key would vanish), and, prefixed, a chain pair's result: every key is a field of each."""
+    verdicts = Verdicts("tie", "win", None, 10, 2, 0.5)
+    assert set(verdicts.fields()) <= set(JudgeCheck.model_fields)
+    assert set(verdicts.fields("judge")) <= set(RunResult.model_fields)
+    check = JudgeCheck(task="t", model="m", backend="claude-cli", **verdicts.fields())
+    assert (check.asFirst, check.asSecond, check.costUsd) == ("tie", "win", 0.5)
 
 
 # -- the page -------------------------------------------------------------------------------------
