@@ -109,13 +109,15 @@ class ClaudeCodeAdapter(Adapter):
         # Copied even for errors: a failed run that reported its cost still spent that money.
         # A CLI that stopped before any request (not logged in) prints a cost of 0 it never
         # measured: that is no cost at all, `-` in the report.
-        measured = parsed is not None and not (parsed.is_error and parsed.usage.used_nothing)
+        usage = AgentUsage()
+        if parsed is not None and not (parsed.is_error and parsed.usage.used_nothing):
+            usage = parsed.usage
         return AdapterOutcome(
             error_kind=failure.kind,
             error_message=failure.message,
             error_cause=failure.cause,
             seconds=completed.seconds,
-            usage=parsed.usage if parsed is not None and measured else AgentUsage(),
+            usage=usage,
             final_message=parsed.result if parsed else None,
         )
 
