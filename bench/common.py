@@ -95,7 +95,7 @@ class Sizes:
             wide_tree_files=1_000,
             report_tests=5_000,
             decisive_sleep=0.2,
-            ray_sleep=0.3,
+            ray_sleep=0.1,
         )
 
 

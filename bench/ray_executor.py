@@ -99,17 +99,34 @@ class Node:
         )
 
     def stop(self) -> None:
-        wanted = f"GITGAUGE_BENCH_RAY_NODE={self.marker}".encode()
+        """SIGTERM to every process of the node, SIGKILL to what is left after 2 s: waits only
+        as long as a process still runs."""
         for sig in (signal.SIGTERM, signal.SIGKILL):
-            for entry in Path("/proc").iterdir():
-                if not entry.name.isdigit():
-                    continue
+            pids = self._pids()
+            for pid in pids:
                 try:
-                    if wanted in (entry / "environ").read_bytes().split(b"\0"):
-                        os.kill(int(entry.name), sig)
+                    os.kill(pid, sig)
                 except OSError:
                     pass
-            time.sleep(2)
+            deadline = time.monotonic() + 2
+            while pids and time.monotonic() < deadline:
+                time.sleep(0.1)
+                pids = self._pids()
+            if not pids:
+                return
+
+    def _pids(self) -> list[int]:
+        wanted = f"GITGAUGE_BENCH_RAY_NODE={self.marker}".encode()
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                if wanted in (entry / "environ").read_bytes().split(b"\0"):
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+        return found
 
 
 def free_port(ip: str) -> int:
