@@ -365,3 +365,22 @@ def test_the_log_stream_splits_into_the_same_tokens_wherever_its_chunks_end() ->
     for size in range(1, len(stream) + 1):
         chunks = [stream[i : i + size] for i in range(0, len(stream), size)]
         assert list(nul_tokens(iter(chunks))) == expected, size
+
+
+def test_a_commits_paths_name_both_sides_of_a_rename_once_each_in_order() -> None:
+    from gitgauge.core.git import both_sides
+
+    changes = (
+        ChangedPath("R", "src/new.py", "src/old.py"),
+        ChangedPath("M", "tests/test_new.py"),
+        ChangedPath("C", "src/copy.py", "src/new.py"),
+    )
+    commit = Commit("sha", ("parent",), "Fix", "", changes)
+    assert commit.paths == ["src/old.py", "src/new.py", "tests/test_new.py", "src/copy.py"]
+    # Added after what is already there, which keeps its order and is not repeated.
+    assert both_sides(changes, ["tests/test_new.py"]) == [
+        "tests/test_new.py",
+        "src/old.py",
+        "src/new.py",
+        "src/copy.py",
+    ]

@@ -32,6 +32,7 @@ from gitgauge.core.git.logparse import LOG_FORMAT, nul_tokens, parse_changes, pa
 # door's own, imported from here.
 from gitgauge.core.git.logparse import ChangedPath as ChangedPath
 from gitgauge.core.git.logparse import Commit as Commit
+from gitgauge.core.git.logparse import both_sides as both_sides
 from gitgauge.core.git.tags import Tag, TagCache
 
 # Without git on PATH, GitPython raises at import time (a traceback before any command runs);

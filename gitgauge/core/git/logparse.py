@@ -42,12 +42,17 @@ class Commit(CommitHeader):
     @property
     def paths(self) -> list[str]:
         """Every path the commit touched, both sides of renames included."""
-        seen: list[str] = []
-        for change in self.changes:
-            for path in (change.old_path, change.path):
-                if path is not None and path not in seen:
-                    seen.append(path)
-        return seen
+        return both_sides(self.changes)
+
+
+def both_sides(changes: Iterable[ChangedPath], seen: Sequence[str] = ()) -> list[str]:
+    """`seen`, then every path of `changes` not in it yet, both sides of renames included."""
+    paths = list(seen)
+    for change in changes:
+        for path in (change.old_path, change.path):
+            if path is not None and path not in paths:
+                paths.append(path)
+    return paths
 
 
 def nul_tokens(chunks: Iterator[bytes]) -> Iterator[str]:

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 from gitgauge import __version__
 from gitgauge.core import kinds, node_local, process
 from gitgauge.core.errors import GitError, GitGaugeError
-from gitgauge.core.git import Blob, ChangedPath, Repository, history
+from gitgauge.core.git import Blob, ChangedPath, Repository, both_sides, history
 from gitgauge.core.git.history import HistoryCopy
 from gitgauge.core.git.recorded import RecordedReads, RecordingRepository, ReplayingRepository
 from gitgauge.core.git.tags import Tag, TagCache
@@ -94,10 +94,7 @@ def fix_files(
         # What gold writes (every conflicted file of a merge, changed from base or not).
         paths += [path for path in kind.gold_paths(repo, task) if path not in paths]
         changes = tuple(repo.diff_names(task.base, task.fix))
-        for change in changes:
-            for path in (change.old_path, change.path):
-                if path is not None and path not in paths:
-                    paths.append(path)
+        paths = both_sides(changes, paths)
     submodules = frozenset(path for path in paths if repo.is_submodule(task.fix, path))
     files = {path: repo.read_blob(task.fix, path) for path in paths if path not in submodules}
     # Grading that compares trees by id (a merge's) gets their listings, ids only.
