@@ -27,8 +27,7 @@ from helpers.fakes.anthropic_api import serve as serve_anthropic
 from helpers.fakes.claude import envelope_fixture, fake_claude_env, read_records
 from helpers.repos import new_repo
 from helpers.repos.chains import CHAIN_CHECKS, ChainRepo, build_chain_repo
-from helpers.repos.watch import watch
-from helpers.results import Watched, runs_in_order
+from helpers.results import Watched, runs_in_order, watch
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow

@@ -23,8 +23,7 @@ from helpers.fakes.anthropic_api import serve as serve_anthropic
 from helpers.fakes.messages_api import Rule, serve
 from helpers.repos import TEST_COMMAND, GitRepo
 from helpers.repos.merges import MergeRepo, build_merge_repo
-from helpers.repos.watch import watch
-from helpers.results import Watched
+from helpers.results import Watched, watch
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow

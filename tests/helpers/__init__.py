@@ -5,9 +5,8 @@ never from conftest.
 - `repos/`: `GitRepo` (a real repository built with the git CLI, commits at pinned dates),
   `new_repo`, the sample projects' test runner (`runner_source`, `RUN_TESTS`); the histories of
   `chains` (file-commit chains), `merges` (merges of each kind), `sample` (the mining
-  sample project, its config and environment), `tagged` (a project whose suite asserts the
-  version it reads from its tags) and `watch` (a kind's module fixture watching its journal and
-  temporary folder).
+  sample project, its config and environment) and `tagged` (a project whose suite asserts the
+  version it reads from its tags).
 - `cli`: the real CLI, `run_gitgauge` (through `prestarted`), `start_gitgauge`, and a process
   left running (`start_in_background`, `in_background`).
 - `prestarted`: the per-worker server that forks `python -m gitgauge` runs (also its program).
@@ -15,7 +14,8 @@ never from conftest.
   `path_without_claude`.
 - `processes`: `pid_alive`, `processes_with`, waiting for a process or a file.
 - `results`: reading what gitgauge wrote (runs in order, results, tasks, a journal, `mine`'s
-  summary).
+  summary), and `watch` (a kind's module fixture watching its checkout, journal and temporary
+  folder).
 - `records`: records made by hand (`fix_task`, `result`).
 - `configs`: agent configs written for a run and their `-c` arguments.
 - `demo`: the mined demo as the `gitgauge run` tests use it.
