@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 import yaml
@@ -57,7 +57,9 @@ _codex_missing = pytest.mark.skipif(
 
 def needs_codex(test: F) -> F:
     """A test of the real codex CLI: skipped without it (failed with CI=true), and slow."""
-    return pytest.mark.slow(_codex_missing(test))
+    # A MarkDecorator returns what it marks; mypy makes it Any (F's `...` fits both overloads).
+    marked: F = pytest.mark.slow(_codex_missing(test))
+    return marked
 
 
 PROMPT = "Fix the following bug:\n\nfix: divide crashes on zero\n\n--model o3 $(touch pwned)\n"
@@ -483,7 +485,8 @@ HARNESS_KEY = "sk-from-the-harness-env"
 class HarnessRun:
     root: Path
     run_dir: Path
-    task: dict[str, object]
+    task: dict[str, Any]
+    """The slug task's record (its YAML)."""
     requests: dict[str, list[Request]]
     """The model requests of each config, told apart by the API key codex sent."""
 

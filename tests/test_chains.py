@@ -143,7 +143,10 @@ def mined(tmp_path_factory: pytest.TempPathFactory) -> Mined:
     (run_dir,) = (root / ".gitgauge" / "runs").iterdir()
     for path in run_dir.glob("results/*/*.json"):
         record = json.loads(path.read_text())
-        results[(record["config"], *by_id[record["task"]])] = record
+        # The key is built first: mypy (2.4) takes a starred item inside a subscript for 3.11's
+        # `d[a, *b]` even in parentheses, which Python 3.10 accepts.
+        config_task = (record["config"], *by_id[record["task"]])
+        results[config_task] = record
     return Mined(
         built=built,
         mine_output=mine.stdout,

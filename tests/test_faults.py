@@ -20,7 +20,7 @@ from helpers.processes import wait_for_file, wait_until_gone
 from helpers.repos import GitRepo, new_repo
 
 from gitgauge.core.git import Repository, fingerprint
-from gitgauge.running.workspace import HistoryCopies, TaskWorkspaces
+from gitgauge.running.workspace import HistoryCopies, HistoryMode, TaskWorkspaces
 
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
@@ -356,7 +356,7 @@ def own_temp_root(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 @pytest.mark.parametrize("history", ["isolated", "full"])
 def test_cheating_agent_cannot_find_the_fix_in_an_isolated_workspace(
-    git_repo: GitRepo, tmp_path: Path, history: str, own_temp_root: Path
+    git_repo: GitRepo, tmp_path: Path, history: HistoryMode, own_temp_root: Path
 ) -> None:
     base, fix = _repo_with_secret_fix(git_repo)
     repo = Repository(git_repo.root)
@@ -367,7 +367,7 @@ def test_cheating_agent_cannot_find_the_fix_in_an_isolated_workspace(
         base,
         history=history,
         link=[],
-        warn=warnings.append,  # type: ignore[arg-type]
+        warn=warnings.append,
     ) as prepared:
         with prepared.workspace() as opened:
             workspace = opened.path

@@ -13,7 +13,8 @@ from helpers.cli import run_gitgauge
 # End to end (the real CLI on repositories built for the test): `-m "not slow"` leaves it out.
 pytestmark = pytest.mark.slow
 
-COMMANDS = ("init", "doctor", "examples", "mine", "rewrite", "run", "report", "compare", "ci")
+COMMANDS: tuple[str, ...] = ("init", "doctor", "examples", "mine", "rewrite", "run", "report")
+COMMANDS += ("compare", "ci")
 COMMANDS += ("export",)
 COMMANDS += ("demo",)
 

@@ -13,8 +13,8 @@ from gitgauge.core.config import parse_config_text
 from gitgauge.core.schema import RepoConfig
 
 TEMPLATE_DIR = Path(__file__).parents[1] / ".gitgauge-template"
-KEYS = ("testCommand", "setupCommand", "mine", "last", "timeouts", "test", "setup", "adapter")
-KEYS += ("worktree", "link", "run", "history")
+KEYS: tuple[str, ...] = ("testCommand", "setupCommand", "mine", "last", "timeouts", "test")
+KEYS += ("setup", "adapter", "worktree", "link", "run", "history")
 
 
 def test_init_from_a_subdirectory_writes_both_files_at_the_root(git_repo: GitRepo) -> None:

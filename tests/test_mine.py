@@ -379,8 +379,8 @@ def mined(tmp_path_factory: pytest.TempPathFactory) -> Mined:
         )
 
 
-VERIFIED = ("rich", "title-only-39", "rich-40", "parent-times-out", "base-suite-fails")
-VERIFIED += ("layout", "korean", "hostile")
+VERIFIED: tuple[str, ...] = ("rich", "title-only-39", "rich-40", "parent-times-out")
+VERIFIED += ("base-suite-fails", "layout", "korean", "hostile")
 REJECTED = {
     "passes-before": "passes before the fix",
     "fails-at-fix": "fails at the fix",

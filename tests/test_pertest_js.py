@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -107,7 +107,7 @@ def words_mined(
     command: str,
     broken: tuple[str, str],
     words: tuple[str, str, str],
-    more: dict[str, tuple[str, dict[str, str | bytes | None]]] | None = None,
+    more: Mapping[str, tuple[str, Mapping[str, str | bytes | None]]] | None = None,
 ) -> Iterator[Mined]:
     """A repository in `base` (isolated there) whose suite runs by `command`, mined: a count()
     that splits on single spaces, a test broken at every commit (`broken`: its path and text)

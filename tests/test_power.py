@@ -26,7 +26,8 @@ def mcnemar_p(only_a: int, only_b: int) -> float:
     if discordant == 0:
         return 1.0
     tail = sum(math.comb(discordant, k) for k in range(min(only_a, only_b) + 1))
-    return min(1.0, 2 * tail / 2**discordant)
+    outcomes: int = 2**discordant  # int ** int is Any to mypy (a negative power is a float)
+    return min(1.0, 2 * tail / outcomes)
 
 
 def brute_force_power(tasks: int, p_a: float, p_b: float) -> float:
@@ -100,12 +101,15 @@ def brute_force_signed_rank_p(differences: list[float]) -> float:
     rank = {v: Fraction(sum(i + 1 for i, w in enumerate(ordered) if w == v), ordered.count(v))
             for v in ordered}  # fmt: skip
     ranks = [rank[abs(d)] for d in nonzero]
-    observed = abs(sum(r if d > 0 else -r for r, d in zip(ranks, nonzero, strict=True)))
+    # The sums start at Fraction(0): from 0, mypy types their abs() as _RealLike, which has no >=.
+    observed = abs(
+        sum((r if d > 0 else -r for r, d in zip(ranks, nonzero, strict=True)), Fraction(0))
+    )
     flips = list(itertools.product((1, -1), repeat=len(ranks)))
     extreme = sum(
         1
         for signs in flips
-        if abs(sum(s * r for s, r in zip(signs, ranks, strict=True))) >= observed
+        if abs(sum((s * r for s, r in zip(signs, ranks, strict=True)), Fraction(0))) >= observed
     )
     return extreme / len(flips)
 

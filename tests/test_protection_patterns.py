@@ -178,7 +178,7 @@ def _protect_after(
             (workspace / path).parent.mkdir(parents=True, exist_ok=True)
             (workspace / path).write_text(text, encoding="utf-8")
         protection = graded(opened, base, patterns=patterns)
-        contents = {
+        contents: dict[str, str | bool] = {
             path: (workspace / path).exists() and (workspace / path).read_text() for path in edits
         }
     return protection, contents

@@ -169,8 +169,9 @@ def test_the_cli_reaches_nothing_but_the_fake(tmp_path: Path, api: FakeMessagesA
     workspace = tmp_path / "ws"
     workspace.mkdir()
     strace = usable_strace(tmp_path)
-    prefix = [strace, "-f", "-qq", "-e", "trace=connect", "-o", str(tmp_path / "trace")]
-    argv = [*(prefix if strace else []), binary, "-p", "--output-format", "json"]
+    trace = str(tmp_path / "trace")
+    prefix = [strace, "-f", "-qq", "-e", "trace=connect", "-o", trace] if strace else []
+    argv = [*prefix, binary, "-p", "--output-format", "json"]
     done = subprocess.run(
         argv,
         input="Say hello.",

@@ -15,7 +15,7 @@ from gitgauge.running.adapters.base import ADAPTERS
 
 
 def test_a_registry_keeps_order_and_names_the_known_ones_for_an_unknown_name() -> None:
-    colours: Registry[int] = Registry("colour")
+    colours: Registry[object] = Registry("colour")  # an int and a function
     colours.add("red", 1)
 
     @colours.register("blue")

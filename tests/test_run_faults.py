@@ -41,7 +41,7 @@ def _report(repo: GitRepo) -> list[dict[str, object]]:
     assert outcome.returncode == 0, outcome.stderr
     rows: list[dict[str, object]] = json.loads(outcome.stdout)
     for row in rows:  # times (and their intervals) differ between runs; everything else must not
-        timed = ("avgAdapterSeconds", "totalWallSeconds", "totalSetupSeconds")
+        timed: tuple[str, ...] = ("avgAdapterSeconds", "totalWallSeconds", "totalSetupSeconds")
         timed += ("totalAgentSeconds", "totalGradingSeconds")
         for key in [key for key in row if key.startswith(timed)]:
             row.pop(key)

@@ -43,7 +43,7 @@ def test_a_config_that_is_not_logged_in_stops_after_three_pairs_and_the_other_fi
     # One task, 5 attempts per config, one pair at a time: broken's first 3 fail alike.
     outcome = run_slug_task(demo, configs, "--repeat", "5", "-j", "1", env=env)
 
-    assert outcome.returncode == ExitCode.CONFIG_STOPPED == 3, outcome.stderr
+    assert outcome.returncode == int(ExitCode.CONFIG_STOPPED) == 3, outcome.stderr
     last = outcome.stderr.strip().splitlines()[-1]
     assert last.startswith(
         "gitgauge: error: config broken stopped after its first 3 pairs failed alike: claude: "

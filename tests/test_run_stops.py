@@ -58,7 +58,7 @@ def test_an_unreachable_api_stops_its_config_after_one_pair_and_resume_finishes_
 
     outcome = run_slug_task(demo, configs, "--repeat", "4", "-j", "1", env=env)
 
-    assert outcome.returncode == ExitCode.CONFIG_STOPPED == 3, outcome.stderr
+    assert outcome.returncode == int(ExitCode.CONFIG_STOPPED) == 3, outcome.stderr
     run_dir = only_run_dir(demo)
     assert last_line(outcome.stderr) == (
         "gitgauge: error: config offline stopped after its first pair failed: claude: the API "

@@ -454,7 +454,7 @@ def test_sandbox_network_false_cuts_the_network(demo: Path, tmp_path: Path) -> N
     )
     task = next((demo / ".gitgauge" / "tasks").glob("*.yaml")).stem
     try:
-        outcomes = {}
+        outcomes: dict[bool, str] = {}
         for network in (True, False):
             write_config(demo, sandbox="bwrap", sandbox_network=network)
             ran = run_gitgauge("run", "-c", dial, "--task", task, cwd=demo)

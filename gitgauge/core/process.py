@@ -19,7 +19,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -366,8 +366,9 @@ def stream(
     stdin_text: str | None = None,
     then: Sequence[str] | None = None,
     env: Mapping[str, str] | None = None,
-) -> Iterator[bytes]:
-    """Yield a command's stdout in chunks as it is produced (for `git log` over long histories).
+) -> Generator[bytes, None, None]:
+    """Yield a command's stdout in chunks as it is produced (for `git log` over long histories);
+    closing the generator early ends the commands.
 
     `stdin_text`: the command's stdin (a file, as `run` gives it). `then`: a second command that
     reads the first's stdout through a pipe (`argv | then`); its stdout is what is yielded, and

@@ -17,8 +17,11 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from gitgauge.core.config_text import toml_document
 
 # harbor 0.26.0, harbor/models/task/config.py: the TaskConfig keys gitgauge writes must exist there.
 HARBOR_KEYS = {
@@ -82,9 +85,7 @@ def check_harbor_folders(folders: list[Path]) -> None:
 
 def check_harbor_layout(folder: Path) -> None:
     """harbor 0.26.0's documented task layout and `TaskConfig` keys."""
-    import tomllib
-
-    config = tomllib.loads((folder / "task.toml").read_text(encoding="utf-8"))
+    config = _task_toml(folder)
     assert set(config) <= HARBOR_KEYS[""]
     for section in ("verifier", "agent", "environment"):
         assert set(config[section]) <= HARBOR_KEYS[section], section
@@ -93,6 +94,14 @@ def check_harbor_layout(folder: Path) -> None:
     assert (folder / "environment" / "Dockerfile").is_file()
     for script in ("tests/test.sh", "solution/solve.sh"):
         assert os.access(folder / script, os.X_OK), script
+
+
+def _task_toml(folder: Path) -> dict[str, Any]:
+    """The folder's task.toml, parsed as gitgauge parses a project's TOML (`tomllib`, or on
+    Python 3.10 pytest's own `tomli`)."""
+    config = toml_document((folder / "task.toml").read_text(encoding="utf-8"))
+    assert config is not None, f"{folder / 'task.toml'} does not parse as TOML"
+    return config
 
 
 def grading_of(folder: Path) -> str:

@@ -34,8 +34,17 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypedDict
 
 _MAX_MESSAGE = 1 << 20
+
+
+class _Request(TypedDict):
+    """One call, as `Server.run` sends it to the server (JSON)."""
+
+    args: list[str]
+    cwd: str
+    env: dict[str, str]
 
 
 def _serve(channel: socket.socket) -> None:
@@ -59,7 +68,7 @@ def _serve(channel: socket.socket) -> None:
             return
         if not message:
             return
-        request = json.loads(message)
+        request: _Request = json.loads(message)
         pid = os.fork()
         if pid == 0:
             channel.close()
@@ -126,7 +135,7 @@ def _stream(
         named, _, named_errors = env["PYTHONIOENCODING"].partition(":")
         encoding, errors = named or encoding, named_errors or errors
     raw = io.FileIO(fd, mode, closefd=False)
-    buffered: io.BufferedIOBase = io.BufferedReader(raw) if mode == "r" else io.BufferedWriter(raw)
+    buffered = io.BufferedReader(raw) if mode == "r" else io.BufferedWriter(raw)
     return io.TextIOWrapper(
         buffered,
         encoding=encoding,
@@ -136,7 +145,7 @@ def _stream(
     )
 
 
-def _child(request: dict[str, object], fds: list[int]) -> None:
+def _child(request: _Request, fds: list[int]) -> None:
     import runpy
     import tempfile
     import time
@@ -148,17 +157,21 @@ def _child(request: dict[str, object], fds: list[int]) -> None:
         for fd in fds:
             if fd > 2:
                 os.close(fd)
-        env = {str(k): str(v) for k, v in dict(request["env"]).items()}  # type: ignore[call-overload]
-        os.chdir(str(request["cwd"]))
+        env = dict(request["env"])
+        os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(env)
         time.tzset()
         tempfile.tempdir = None
-        templates = (sys.__stdin__, sys.__stdout__, sys.__stderr__)
-        sys.stdin = sys.__stdin__ = _stream(0, "r", templates[0], env)  # type: ignore[arg-type]
-        sys.stdout = sys.__stdout__ = _stream(1, "w", templates[1], env)  # type: ignore[arg-type]
-        sys.stderr = sys.__stderr__ = _stream(2, "w", templates[2], env)  # type: ignore[arg-type]
-        sys.argv = ["-m", *[str(a) for a in request["args"]]]  # type: ignore[union-attr]
+        # The server's own streams (`Server._start` gives it all three), templates of the child's.
+        stdin, stdout, stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__
+        assert stdin is not None and stdout is not None and stderr is not None
+        # typeshed makes sys.__stdin__ and the others Final (a program never rebinds them); this
+        # child is the interpreter starting up, which makes them.
+        sys.stdin = sys.__stdin__ = _stream(0, "r", stdin, env)  # type: ignore[misc]
+        sys.stdout = sys.__stdout__ = _stream(1, "w", stdout, env)  # type: ignore[misc]
+        sys.stderr = sys.__stderr__ = _stream(2, "w", stderr, env)  # type: ignore[misc]
+        sys.argv = ["-m", *request["args"]]
         # `python -m` puts the working directory first on the path (runpy sets argv[0]).
         sys.path[0] = os.getcwd()
         code = 0
@@ -173,10 +186,10 @@ def _child(request: dict[str, object], fds: list[int]) -> None:
                 print(stop.code, file=sys.stderr)
                 code = 1
         except KeyboardInterrupt:
-            sys.excepthook(*sys.exc_info())  # type: ignore[arg-type]
+            sys.excepthook(*sys.exc_info())
             code = -signal.SIGINT
         except BaseException:
-            sys.excepthook(*sys.exc_info())  # type: ignore[arg-type]
+            sys.excepthook(*sys.exc_info())
             code = 1
         # What the interpreter does on its way out.
         threading._shutdown()  # type: ignore[attr-defined]
@@ -249,7 +262,7 @@ class Server:
             out, err = os.memfd_create("stdout"), os.memfd_create("stderr")
             stdin = os.open(os.devnull, os.O_RDONLY)
             try:
-                request = {"args": list(args), "cwd": str(cwd), "env": env}
+                request: _Request = {"args": list(args), "cwd": str(cwd), "env": env}
                 channel.settimeout(None)
                 socket.send_fds(channel, [json.dumps(request).encode()], [stdin, out, err])
                 pid = int(_answer(channel)["pid"])

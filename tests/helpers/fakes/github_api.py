@@ -50,7 +50,7 @@ class FakeGitHub(LoopbackServer):
 
     def respond(self, method: str, path: str, headers: Message, body: bytes) -> Answer:
         parts = urlsplit(path)
-        payload = json.loads(body) if body else None
+        payload: Any = json.loads(body) if body else None  # the JSON sent, as Request.body
         self.record(Request(method, path, headers.get("authorization"), payload))
         if headers.get("authorization") != f"Bearer {self.token}":
             return _json(401, {"message": "Bad credentials"})

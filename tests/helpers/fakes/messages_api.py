@@ -228,9 +228,9 @@ class FakeMessagesApi(LoopbackServer):
         if isinstance(rule, CommandRule):
             if request.tool_results:
                 return [{"type": "text", "text": DONE_ANSWER}], "end_turn"
-            command = {"command": rule.command, "description": "Run the command"}
+            bash_input = {"command": rule.command, "description": "Run the command"}
             call = {"type": "tool_use", "id": f"toolu_fake{self._next_id()}", "name": "Bash"}
-            return [{**call, "input": command}], "tool_use"
+            return [{**call, "input": bash_input}], "tool_use"
         cwd = request.working_directory
         if rule is None or cwd is None:
             return [{"type": "text", "text": PLAIN_ANSWER}], "end_turn"
@@ -267,7 +267,7 @@ class FakeMessagesApi(LoopbackServer):
         yield "message_start", {"type": "message_start", "message": start}
         for index, block in enumerate(message["content"]):
             if block["type"] == "text":
-                empty = {"type": "text", "text": ""}
+                empty: dict[str, Any] = {"type": "text", "text": ""}
                 delta = {"type": "text_delta", "text": block["text"]}
             else:
                 empty = {**block, "input": {}}

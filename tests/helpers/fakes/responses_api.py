@@ -18,6 +18,7 @@ github.com and chatgpt.com, found with `strace -f -e trace=connect,sendto` on co
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from email.message import Message
 from pathlib import Path
@@ -69,7 +70,7 @@ class FakeResponsesAPI(LoopbackServer):
 
     steps: list[dict[str, Any]]
     usage: dict[str, Any] = field(default_factory=lambda: dict(USAGE))
-    by_prompt: list[tuple[str | tuple[str, ...], list[dict[str, Any]]]] = field(
+    by_prompt: Sequence[tuple[str | tuple[str, ...], list[dict[str, Any]]]] = field(
         default_factory=list
     )
     """Other steps for requests whose user messages contain a text (or every text of a tuple):

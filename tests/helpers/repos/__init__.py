@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,7 +45,7 @@ class GitRepo:
         self,
         subject: str,
         body: str = "",
-        files: dict[str, str | bytes | None] | None = None,
+        files: Mapping[str, str | bytes | None] | None = None,
     ) -> str:
         """Write (None: delete) `files`, stage everything, commit; return the full sha."""
         for path, content in (files or {}).items():
@@ -134,7 +135,7 @@ RELEASE_BRANCHES = ("release-1", "release-2")
 
 
 def pick_to_release_branches(
-    repo: GitRepo, subject: str, files: dict[str, str | bytes | None]
+    repo: GitRepo, subject: str, files: Mapping[str, str | bytes | None]
 ) -> dict[str, str]:
     """The fix `files` committed again as `subject` on each of `RELEASE_BRANCHES` (made before),
     each time with a changelog line of its branch (Markdown: no part of its patch id), then the

@@ -20,6 +20,7 @@ command runs every `test_*` function of `tests/test_*.py` with `src/` importable
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,7 +63,7 @@ def _grow(
     path: str,
     text: str,
     steps: list[tuple[str, str]],
-    extra: dict[int, Files] | None = None,
+    extra: Mapping[int, Mapping[str, str | bytes | None]] | None = None,
 ) -> tuple[list[str], str]:
     """One commit a step (subject, a line appended to `path`), step n also writing `extra[n]`;
     returns the commits and the file's text after them."""
