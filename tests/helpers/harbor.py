@@ -100,7 +100,10 @@ def _task_toml(folder: Path) -> dict[str, Any]:
     """The folder's task.toml, parsed as gitgauge parses a project's TOML (`tomllib`, or on
     Python 3.10 pytest's own `tomli`)."""
     config = toml_document((folder / "task.toml").read_text(encoding="utf-8"))
-    assert config is not None, f"{folder / 'task.toml'} does not parse as TOML"
+    assert config is not None, (
+        f"{folder / 'task.toml'} does not parse as TOML, or there is no TOML reader (tomllib; "
+        "tomli on Python 3.10)"
+    )
     return config
 
 
