@@ -304,8 +304,11 @@ def test_mine_records_what_each_merge_changed_outside_its_conflicts(ran: Ran) ->
 def test_gold_is_exact_and_exact_tree_on_every_task(ran: Ran) -> None:
     for scenario in OUTSIDE:
         gold = ran.results[("gold", scenario)]
+        # The error's kind and message first: pytest cuts a long record short.
         assert (gold["status"], gold["exact"], gold["exactTree"]) == ("resolved", True, True), (
             scenario,
+            gold.get("errorKind"),
+            gold.get("errorMessage"),
             gold,
         )
         assert gold["testExitCode"] == 0, gold
